@@ -1,0 +1,1 @@
+# src/bench: micro-benchmarks

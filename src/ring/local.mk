@@ -1,0 +1,2 @@
+# src/ring: ring allreduce and the ring exchange (MPI)
+TOPOLOGY_LIBS =

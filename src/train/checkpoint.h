@@ -1,0 +1,36 @@
+/* checkpoint.h: training state on disk, written atomically (temp file, fsync, rename, fsync of
+ * the directory) so a crash or a full disk never leaves a half-written file in place of a good one.
+ *
+ *   offset  field
+ *   0       magic "PSRCKPT1" (8 bytes)
+ *   8       u32 version (1), u32 nsizes, u32 sizes[nsizes]
+ *   ...     u64 nparams, u32 state_per_param, i64 step, i32 epoch, i32 batch_in_epoch, u64 seed
+ *   ...     f32 params[nparams], f32 state[nparams * state_per_param]
+ *   end-4   u32 CRC32 (zlib) of every byte before it
+ * Little-endian (the machines we run on); the reader checks magic, version, sizes, lengths, CRC
+ * and that the model layers match, and names the first mismatch. */
+#ifndef PSRING_CHECKPOINT_H
+#define PSRING_CHECKPOINT_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    int nsizes;
+    int sizes[32];
+    uint64_t nparams;
+    uint32_t state_per_param;
+    int64_t step;           /* optimizer steps done */
+    int32_t epoch;          /* epoch of the next batch */
+    int32_t batch_in_epoch; /* index of the next batch within that epoch */
+    uint64_t seed;          /* the sampler's permutation derives from (seed, epoch) */
+} checkpoint_header_t;
+
+/* Returns 0, or -1 with err set. */
+int checkpoint_save(const char *path, const checkpoint_header_t *h, const float *params,
+                    const float *state, char *err, size_t errlen);
+/* Reads into caller buffers sized from the expected header: fails when the file's layers, nparams
+ * or state size differ from expect's. On success fills *h. */
+int checkpoint_load(const char *path, const checkpoint_header_t *expect, checkpoint_header_t *h,
+                    float *params, float *state, char *err, size_t errlen);
+
+#endif

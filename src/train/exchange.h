@@ -1,0 +1,85 @@
+/* exchange.h: the only thing the trainer knows about topologies.
+ *
+ * The shared loop (train.c) computes a local gradient on its shard of the global batch and hands
+ * it to an exchange, which turns it into the next parameters. Each topology lives in its own
+ * folder and fills an exchange_t:
+ *
+ *   local  (src/train/exchange_local.c)  one process: optimizer on the gradient as is
+ *   ring   (src/ring/ring_exchange.c)    allreduce-average the gradient, optimizer on every worker
+ *   ps     (src/ps/ps_exchange.c)        push gradient shards to the servers, which run the
+ *                                        optimizer on their key range; pull the new parameters
+ *
+ * Counts are in elements (floats), never bytes. The optimizer state (momentum) belongs to the
+ * exchange because in the PS it lives on the servers. All functions return 0 on success; on a
+ * failure the exchange prints one line naming what failed (peer rank, endpoint) and returns -1,
+ * or exits the job itself when a peer died (no hang). */
+#ifndef PSRING_EXCHANGE_H
+#define PSRING_EXCHANGE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "options.h"
+#include "../model/optim.h"
+
+typedef struct exchange exchange_t;
+
+typedef struct {
+    double exchange_s;        /* time inside step() moving/reducing data, waiting on peers */
+    double optimizer_s;       /* time running the optimizer (on a PS: the servers' apply time, reported back at finish) */
+    uint64_t bytes_sent;      /* payload bytes this worker sent */
+    uint64_t bytes_recv;      /* payload bytes this worker received */
+    uint64_t bytes_per_server;/* PS only: bytes in+out of the busiest server, 0 elsewhere */
+    long steps;               /* step() calls */
+    double staleness_mean;    /* PS async/ssp: observed staleness (clocks), -1 where n/a */
+    int staleness_max;
+    int lost_workers;         /* PS async: workers that died and were dropped */
+} exchange_stats_t;
+
+typedef struct {
+    const char *name;
+    /* Make every worker's params (and optimizer state) equal to worker 0's. */
+    int (*sync_params)(exchange_t *ex, float *params, size_t count);
+    /* Optional (may be NULL): grads[offset, offset+count) are final for this step; an overlapping
+     * exchange may start sending them. Called last layer first. */
+    void (*grad_ready)(exchange_t *ex, float *grads, size_t offset, size_t count);
+    /* One optimizer step: grads is this worker's mean gradient over its local batch; on return
+     * params holds the new parameters (identical on every worker in synchronous modes). lr is
+     * this step's learning rate. */
+    int (*step)(exchange_t *ex, float *params, float *grads, size_t count, float lr);
+    /* Element-wise mean of n doubles across workers (metrics: loss, accuracy). */
+    int (*average)(exchange_t *ex, double *vals, int n);
+    /* Servers (is_worker == 0) run this instead of training; returns when every worker finished. */
+    int (*serve)(exchange_t *ex);
+    /* Full optimizer state for a checkpoint / restore from one (params and state of count each x
+     * optim_state_per_param). get may be called on every worker, only worker 0's copy is used. */
+    int (*state_get)(exchange_t *ex, float *params, float *state, size_t count);
+    int (*state_set)(exchange_t *ex, const float *params, const float *state, size_t count);
+    /* End of training: make params the authoritative final parameters, fold remote figures into
+     * stats (PS: servers' apply time, bytes per server), tell peers we are done. */
+    int (*finish)(exchange_t *ex, float *params, size_t count);
+    void (*free)(exchange_t *ex);
+} exchange_ops_t;
+
+struct exchange {
+    const exchange_ops_t *ops;
+    int rank;          /* this worker's rank among workers, 0..world_size-1 (servers: -1) */
+    int world_size;    /* number of workers */
+    int local_rank;    /* rank among processes on this host (device pinning) */
+    int is_worker;
+    int process_rank;  /* rank among all processes (mpirun's), for messages */
+    int process_count;
+    optim_config_t optim;
+    exchange_stats_t stats;
+    void *impl;        /* the topology's own state */
+};
+
+/* Builds the exchange for o->topology (starting MPI where the topology needs it), for a model
+ * of count parameters. Returns NULL after printing why. */
+exchange_t *exchange_create(const options_t *o, size_t count);
+void exchange_free(exchange_t *ex);
+
+/* constructors, one per topology folder; exchange_create dispatches to them */
+exchange_t *exchange_local_create(const options_t *o, size_t count);
+exchange_t *exchange_ring_create(const options_t *o, size_t count);
+exchange_t *exchange_ps_create(const options_t *o, size_t count);
+
+#endif

@@ -1,0 +1,71 @@
+/* options.h: every psring-train flag in one struct, parsed with getopt_long and validated in one
+ * place, so bad input always gets one clear line and exit code 2 before any process talks to
+ * another. Topology code reads the fields it needs; it never parses argv itself. */
+#ifndef PSRING_OPTIONS_H
+#define PSRING_OPTIONS_H
+#include <stdio.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "../model/mlp.h"
+
+typedef enum { TOPO_LOCAL, TOPO_RING, TOPO_PS } topology_t;
+typedef enum { ALLREDUCE_RING, ALLREDUCE_MPI } allreduce_impl_t;
+typedef enum { SYNC_BSP, SYNC_ASYNC, SYNC_SSP } sync_mode_t;
+typedef enum { SCALING_WEAK, SCALING_STRONG } scaling_t;
+
+typedef struct {
+    /* shared trainer */
+    topology_t topology;
+    char layers_spec[256];
+    int sizes[MLP_MAX_SIZES];
+    int nsizes;
+    int batch;               /* as given: per worker (weak) or global (strong) */
+    int epochs;
+    long steps;              /* cap on optimizer steps in total, 0 = none */
+    float lr, momentum, weight_decay;
+    uint64_t seed;
+    char data_dir[1024];
+    int train_limit;         /* 0 = all */
+    int test_limit;          /* 0 = all */
+    int drop_last;
+    int threads;             /* BLAS threads per process */
+    char csv[1024];
+    char checkpoint[1024];
+    int checkpoint_every;    /* steps; 0 = only at the end */
+    char resume[1024];
+    int quiet;
+    int log_every;           /* steps between loss lines, 0 = per epoch only */
+    char loss_log[1024];     /* per-step loss trace "step,loss" (rank 0), for equivalence tests */
+    char dump_params[1024];  /* write final parameters (raw floats) here, rank 0 */
+    /* Horovod-style data parallelism (ring, and the PS where it applies) */
+    scaling_t scaling;
+    int lr_scale_linear;     /* lr *= global_batch / batch */
+    float warmup_epochs;
+    int accumulate;          /* backward passes per exchange */
+    int fp16;                /* gradients (and PS parameters) travel as IEEE half */
+    /* ring */
+    allreduce_impl_t allreduce;
+    int overlap;
+    float bucket_mb;
+    int chunk_kb;            /* ring pipeline chunk */
+    /* parameter server */
+    int servers;
+    sync_mode_t sync;
+    int staleness;
+    char transport[8];       /* tcp | ipc */
+    char bind[256];          /* address servers bind to */
+    float peer_timeout;      /* seconds */
+    int slow_rank;           /* testing: this worker rank sleeps slow_ms per step (-1 off) */
+    int slow_ms;
+} options_t;
+
+/* Returns 0 ok, 1 when --help was printed, 2 on bad input (the message is in err). */
+int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen);
+void options_usage(FILE *f);
+const char *topology_name(topology_t t);
+const char *sync_name(sync_mode_t s);
+/* 64-bit hash of every option that must agree across ranks (layers, batch, seed, lr, ...),
+ * compared at start-up so mismatched command lines fail fast instead of hanging. */
+uint64_t options_fingerprint(const options_t *o);
+
+#endif
