@@ -1,0 +1,602 @@
+/* test_data.c: Check suites for src/data: suite_idx (synthetic IDX files, plain and gzipped, one
+ * good load per layout and one failing load per way a file can be wrong, each error naming the
+ * file; plus the real MNIST when present), suite_sampler (every rank's sampler built in one
+ * process: disjoint cover, padding, drop_last, determinism, and N ranks x batch b == one process
+ * x batch N*b) and a batch_gather check.
+ * It does not download data: real-MNIST tests run only when MNIST_DIR or /work/shared/data/mnist
+ * holds it. */
+#include "data/batch.h"
+#include "data/idx.h"
+#include "data/sampler.h"
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ---------------------------------------------------------------- synthetic IDX files ---- */
+
+enum { N_IMG = 5, ROWS = 3, COLS = 4 };
+static char tmproot[256];
+
+static void put_be32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);  p[3] = (unsigned char)v;
+}
+
+static void write_file(const char *path, const unsigned char *buf, size_t n, int gz) {
+    if (gz) {
+        gzFile f = gzopen(path, "wb");
+        ck_assert_msg(f != NULL, "gzopen %s: %s", path, strerror(errno));
+        if (n) ck_assert_int_eq(gzwrite(f, buf, (unsigned)n), (int)n);
+        ck_assert_int_eq(gzclose(f), Z_OK);
+    } else {
+        FILE *f = fopen(path, "wb");
+        ck_assert_msg(f != NULL, "fopen %s: %s", path, strerror(errno));
+        if (n) ck_assert_uint_eq(fwrite(buf, 1, n, f), n);
+        ck_assert_int_eq(fclose(f), 0);
+    }
+}
+
+static unsigned char *read_whole(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "fopen %s: %s", path, strerror(errno));
+    static unsigned char buf[1 << 16];
+    *n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    return buf;
+}
+
+/* how a test case breaks the otherwise valid pair of files */
+typedef enum {
+    BREAK_NONE, BREAK_MAGIC, BREAK_TRUNCATE, BREAK_TRAILING, BREAK_LABEL10, BREAK_COUNT,
+    BREAK_ROWS0, BREAK_COUNT0, BREAK_COLS_HUGE, BREAK_SHORT_HEADER, BREAK_EMPTY, BREAK_MISSING,
+    BREAK_GZ_CRC, BREAK_GZ_CUT
+} breakage_t;
+
+typedef struct {
+    int gz;            /* write files gzipped (and named .gz) */
+    breakage_t brk;
+    int on_labels;     /* break the labels file instead of the images file */
+} layout_t;
+
+static int pixel_of(int i, int p) { return (i * 37 + p * 11) % 256; }
+static int label_of(int i) { return (i * 3 + 1) % 10; }
+
+/* writes DIR/<split>-{images,labels}; the broken file's path goes to badpath */
+static void write_pair(const char *dir, const char *split, const layout_t *L, char *badpath, size_t blen) {
+    unsigned char img[16 + N_IMG * ROWS * COLS + 8], lab[8 + N_IMG + 8];
+    size_t ni = 16 + N_IMG * ROWS * COLS, nl = 8 + N_IMG;
+    put_be32(img, 0x803); put_be32(img + 4, N_IMG); put_be32(img + 8, ROWS); put_be32(img + 12, COLS);
+    for (int i = 0; i < N_IMG; i++)
+        for (int p = 0; p < ROWS * COLS; p++) img[16 + i * ROWS * COLS + p] = (unsigned char)pixel_of(i, p);
+    put_be32(lab, 0x801); put_be32(lab + 4, N_IMG);
+    for (int i = 0; i < N_IMG; i++) lab[8 + i] = (unsigned char)label_of(i);
+
+    unsigned char *b = L->on_labels ? lab : img;
+    size_t *nb = L->on_labels ? &nl : &ni;
+    switch (L->brk) {
+    case BREAK_NONE: case BREAK_MISSING: case BREAK_GZ_CRC: case BREAK_GZ_CUT: break;
+    case BREAK_MAGIC: put_be32(b, L->on_labels ? 0x802 : 0x801); break;
+    case BREAK_TRUNCATE: *nb -= 3; break;
+    case BREAK_TRAILING: b[*nb] = 0; b[*nb + 1] = 7; *nb += 2; break;
+    case BREAK_LABEL10: lab[8 + 3] = 10; break;
+    case BREAK_COUNT: put_be32(lab + 4, N_IMG - 1); nl -= 1; break;   /* a consistent file of 4 */
+    case BREAK_ROWS0: put_be32(img + 8, 0); break;
+    case BREAK_COUNT0: put_be32(b + 4, 0); break;
+    case BREAK_COLS_HUGE: put_be32(img + 12, 1025); break;
+    case BREAK_SHORT_HEADER: *nb = L->on_labels ? 6 : 13; break;
+    case BREAK_EMPTY: *nb = 0; break;
+    }
+    const char *sfx = L->gz ? ".gz" : "";
+    char ip[512], lp[512];
+    snprintf(ip, sizeof ip, "%s/%s-images-idx3-ubyte%s", dir, split, sfx);
+    snprintf(lp, sizeof lp, "%s/%s-labels-idx1-ubyte%s", dir, split, sfx);
+    const char *bad = L->on_labels ? lp : ip;
+    snprintf(badpath, blen, "%s", bad);
+    if (!(L->brk == BREAK_MISSING && !L->on_labels)) write_file(ip, img, ni, L->gz);
+    if (!(L->brk == BREAK_MISSING && L->on_labels)) write_file(lp, lab, nl, L->gz);
+
+    if (L->brk == BREAK_GZ_CRC || L->brk == BREAK_GZ_CUT) {
+        size_t n;
+        unsigned char *raw = read_whole(bad, &n);
+        ck_assert_uint_gt(n, 20);
+        if (L->brk == BREAK_GZ_CRC) raw[n - 6] ^= 0x5a;   /* inside the CRC-32 of the trailer */
+        else n -= 12;                                     /* cut into the deflate stream */
+        write_file(bad, raw, n, 0);
+    }
+}
+
+static void make_case_dir(char *dir, size_t len, const char *name) {
+    snprintf(dir, len, "%s/%s", tmproot, name);
+    ck_assert_msg(mkdir(dir, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", dir, strerror(errno));
+}
+
+static void setup_tmp(void) {
+    snprintf(tmproot, sizeof tmproot, "%s/psring-test-data-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_msg(mkdtemp(tmproot) != NULL, "mkdtemp: %s", strerror(errno));
+}
+
+static void teardown_tmp(void) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmproot);
+    if (system(cmd) != 0) fprintf(stderr, "test_data: could not remove %s\n", tmproot);
+}
+
+static float norm(int v) { return ((float)v / 255.0f - 0.1307f) / 0.3081f; }
+
+/* --- good loads: plain, gzipped, both splits, limit variants */
+typedef struct { int gz; const char *split; int limit; int want; } good_case_t;
+static const good_case_t good_cases[] = {
+    {0, "train", 0, N_IMG}, {1, "train", 0, N_IMG}, {0, "t10k", 0, N_IMG}, {1, "t10k", 3, 3},
+    {0, "train", 1, 1}, {1, "train", N_IMG + 10, N_IMG}, {0, "train", -1, N_IMG},
+};
+
+START_TEST(test_idx_good) {
+    const good_case_t *c = &good_cases[_i];
+    char dir[512], bad[512], err[512] = "";
+    char name[32];
+    snprintf(name, sizeof name, "good%d", _i);
+    make_case_dir(dir, sizeof dir, name);
+    layout_t L = {c->gz, BREAK_NONE, 0};
+    write_pair(dir, c->split, &L, bad, sizeof bad);
+    dataset_t ds;
+    int rc = dataset_load(&ds, dir, c->split, c->limit, err, sizeof err);
+    ck_assert_msg(rc == 0, "case %d: %s", _i, err);
+    ck_assert_int_eq(ds.count, c->want);
+    ck_assert_int_eq(ds.rows, ROWS);
+    ck_assert_int_eq(ds.cols, COLS);
+    ck_assert_int_eq(ds.dim, ROWS * COLS);
+    for (int i = 0; i < ds.count; i++) {
+        ck_assert_int_eq(ds.labels[i], label_of(i));
+        for (int p = 0; p < ds.dim; p++)
+            ck_assert_msg(ds.images[i * ds.dim + p] == norm(pixel_of(i, p)), "image %d pixel %d", i, p);
+    }
+    dataset_free(&ds);
+    ck_assert_ptr_null(ds.images);
+    ck_assert_int_eq(ds.count, 0);
+}
+END_TEST
+
+/* images plain and labels gzipped in one directory; and plain preferred when both exist */
+START_TEST(test_idx_mixed_and_preference) {
+    char dir[512], bad[512], err[512] = "", p[600];
+    make_case_dir(dir, sizeof dir, "mixed");
+    layout_t plain = {0, BREAK_NONE, 0}, gz = {1, BREAK_NONE, 0};
+    write_pair(dir, "train", &gz, bad, sizeof bad);
+    write_pair(dir, "train", &plain, bad, sizeof bad);
+    snprintf(p, sizeof p, "%s/train-labels-idx1-ubyte", dir);
+    ck_assert_int_eq(unlink(p), 0);   /* labels now only as .gz */
+    snprintf(p, sizeof p, "%s/train-images-idx3-ubyte.gz", dir);
+    write_file(p, (const unsigned char *)"garbage", 7, 0);   /* would fail if it were read */
+    dataset_t ds;
+    ck_assert_msg(dataset_load(&ds, dir, "train", 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(ds.count, N_IMG);
+    ck_assert_int_eq(ds.labels[4], label_of(4));
+    dataset_free(&ds);
+}
+END_TEST
+
+/* --- each way a file can be wrong; expect must appear in the error, as must the file's path */
+typedef struct { layout_t L; const char *expect; } bad_case_t;
+static const bad_case_t bad_cases[] = {
+    {{0, BREAK_MAGIC, 0}, "bad magic 0x00000801, expected 0x00000803 (IDX images)"},
+    {{1, BREAK_MAGIC, 1}, "bad magic 0x00000802, expected 0x00000801 (IDX labels)"},
+    {{0, BREAK_TRUNCATE, 0}, "truncated: header promises 76 bytes, file has 73"},
+    {{1, BREAK_TRUNCATE, 1}, "truncated: header promises 13 bytes, file has 10"},
+    {{0, BREAK_TRAILING, 1}, "2 trailing bytes after the 13"},
+    {{1, BREAK_TRAILING, 0}, "2 trailing bytes after the 76"},
+    {{0, BREAK_LABEL10, 1}, "label 10 at index 3"},
+    {{1, BREAK_LABEL10, 1}, "label 10 at index 3"},
+    {{0, BREAK_COUNT, 1}, "4 labels, but"},
+    {{0, BREAK_ROWS0, 0}, "bad rows 0"},
+    {{1, BREAK_COUNT0, 0}, "bad count 0"},
+    {{0, BREAK_COUNT0, 1}, "bad count 0"},
+    {{0, BREAK_COLS_HUGE, 0}, "bad cols 1025"},
+    {{0, BREAK_SHORT_HEADER, 0}, "shorter than the 16-byte IDX images header"},
+    {{1, BREAK_SHORT_HEADER, 1}, "shorter than the 8-byte IDX labels header"},
+    {{0, BREAK_EMPTY, 1}, "truncated"},
+    {{0, BREAK_MISSING, 0}, "no train-images-idx3-ubyte[.gz] in "},
+    {{1, BREAK_MISSING, 1}, "no train-labels-idx1-ubyte[.gz] in "},
+    {{1, BREAK_GZ_CRC, 0}, "gzip decompression failed"},
+    {{1, BREAK_GZ_CRC, 1}, "gzip decompression failed"},
+    {{1, BREAK_GZ_CUT, 0}, "gzip decompression failed"},
+};
+
+START_TEST(test_idx_bad) {
+    const bad_case_t *c = &bad_cases[_i];
+    char dir[512], bad[512], err[512] = "", name[32];
+    snprintf(name, sizeof name, "bad%d", _i);
+    make_case_dir(dir, sizeof dir, name);
+    write_pair(dir, "train", &c->L, bad, sizeof bad);
+    dataset_t ds;
+    memset(&ds, 0x7f, sizeof ds);
+    int rc = dataset_load(&ds, dir, "train", 0, err, sizeof err);
+    ck_assert_msg(rc == -1, "case %d loaded but should fail with '%s'", _i, c->expect);
+    ck_assert_msg(strstr(err, c->expect) != NULL, "case %d: error '%s' lacks '%s'", _i, err, c->expect);
+    /* names the file (or for a missing file, the directory it is missing from) */
+    const char *who = c->L.brk == BREAK_MISSING ? dir : bad;
+    ck_assert_msg(strstr(err, who) != NULL, "case %d: error '%s' does not name %s", _i, err, who);
+    ck_assert_ptr_null(ds.images);
+    ck_assert_ptr_null(ds.labels);
+    ck_assert_int_eq(ds.count, 0);
+    dataset_free(&ds);   /* harmless on a failed load */
+}
+END_TEST
+
+START_TEST(test_idx_bad_dir_and_split) {
+    char err[512] = "", dir[600], bad[512];
+    dataset_t ds;
+    snprintf(dir, sizeof dir, "%s/does-not-exist", tmproot);
+    ck_assert_int_eq(dataset_load(&ds, dir, "train", 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, dir) && strstr(err, "No such file or directory"), "%s", err);
+
+    make_case_dir(dir, sizeof dir, "split");
+    layout_t L = {0, BREAK_NONE, 0};
+    write_pair(dir, "train", &L, bad, sizeof bad);
+    ck_assert_int_eq(dataset_load(&ds, dir, "test", 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "bad split 'test'"), "%s", err);
+    /* a file given as the directory */
+    ck_assert_int_eq(dataset_load(&ds, bad, "train", 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, bad) && strstr(err, "not a directory"), "%s", err);
+    /* empty directory names the first missing file; a tiny err buffer is truncated, not overrun */
+    make_case_dir(dir, sizeof dir, "empty");
+    char tiny[8];
+    memset(tiny, 'x', sizeof tiny);
+    ck_assert_int_eq(dataset_load(&ds, dir, "t10k", 0, tiny, 5), -1);
+    ck_assert_int_eq(tiny[4], '\0');
+    ck_assert_int_eq(tiny[5], 'x');
+    ck_assert_int_eq(dataset_load(&ds, dir, "t10k", 0, NULL, 0), -1);
+}
+END_TEST
+
+/* the low-level readers directly: they return the raw bytes */
+START_TEST(test_idx_low_level) {
+    char dir[512], bad[512], err[512] = "", p[600];
+    make_case_dir(dir, sizeof dir, "low");
+    layout_t L = {1, BREAK_NONE, 0};
+    write_pair(dir, "t10k", &L, bad, sizeof bad);
+    uint8_t *pix = NULL, *lab = NULL;
+    int n, r, c;
+    snprintf(p, sizeof p, "%s/t10k-images-idx3-ubyte.gz", dir);
+    ck_assert_msg(idx_read_images(p, &pix, &n, &r, &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(n, N_IMG); ck_assert_int_eq(r, ROWS); ck_assert_int_eq(c, COLS);
+    ck_assert_int_eq(pix[2 * ROWS * COLS + 5], pixel_of(2, 5));
+    free(pix);
+    /* a labels file read as images is refused by magic */
+    snprintf(p, sizeof p, "%s/t10k-labels-idx1-ubyte.gz", dir);
+    ck_assert_int_eq(idx_read_images(p, &pix, &n, &r, &c, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "bad magic 0x00000801"), "%s", err);
+    ck_assert_msg(idx_read_labels(p, &lab, &n, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(n, N_IMG);
+    ck_assert_int_eq(lab[4], label_of(4));
+    free(lab);
+    snprintf(p, sizeof p, "%s/nope", dir);
+    ck_assert_int_eq(idx_read_labels(p, &lab, &n, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, p) && strstr(err, "cannot open"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_batch_gather) {
+    char dir[512], bad[512], err[512] = "";
+    make_case_dir(dir, sizeof dir, "batch");
+    layout_t L = {0, BREAK_NONE, 0};
+    write_pair(dir, "train", &L, bad, sizeof bad);
+    dataset_t ds;
+    ck_assert_msg(dataset_load(&ds, dir, "train", 0, err, sizeof err) == 0, "%s", err);
+    const uint32_t idx[] = {4, 0, 4, 2};
+    float x[4 * ROWS * COLS];
+    uint8_t y[4];
+    batch_gather(x, y, &ds, idx, 4);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(y[i], label_of(idx[i]));
+        for (int p = 0; p < ds.dim; p++) ck_assert(x[i * ds.dim + p] == norm(pixel_of(idx[i], p)));
+    }
+    dataset_free(&ds);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- real MNIST ---- */
+
+static const char *mnist_dir(void) {
+    static char found[4096];
+    const char *cands[] = {getenv("MNIST_DIR"), "/work/shared/data/mnist"};
+    for (int i = 0; i < 2; i++) {
+        if (!cands[i] || !*cands[i]) continue;
+        char p[4200];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/t10k-labels-idx1-ubyte", cands[i]);
+        int ok = stat(p, &st) == 0;
+        snprintf(p, sizeof p, "%s/t10k-labels-idx1-ubyte.gz", cands[i]);
+        ok = ok || stat(p, &st) == 0;
+        if (ok) {
+            snprintf(found, sizeof found, "%s", cands[i]);
+            return found;
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_mnist_real) {
+    const char *dir = mnist_dir();
+    char err[512] = "";
+    dataset_t tr, te;
+    ck_assert_msg(dataset_load(&tr, dir, "train", 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(tr.count, 60000);
+    ck_assert_int_eq(tr.rows, 28);
+    ck_assert_int_eq(tr.cols, 28);
+    const uint8_t train_first[] = {5, 0, 4, 1, 9, 2, 1, 3, 1, 4};
+    for (int i = 0; i < 10; i++) ck_assert_int_eq(tr.labels[i], train_first[i]);
+    int hist[10] = {0};
+    for (int i = 0; i < tr.count; i++) hist[tr.labels[i]]++;
+    ck_assert_int_eq(hist[1], 6742);   /* the most frequent digit in the training set */
+    ck_assert_int_eq(hist[5], 5421);   /* the least frequent */
+    /* the normalised pixel range is exactly PyTorch's: 0 -> -0.4242, 255 -> 2.8215 */
+    float lo = 1e9f, hi = -1e9f;
+    double sum = 0;
+    for (size_t i = 0; i < (size_t)tr.count * tr.dim; i++) {
+        float v = tr.images[i];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+        sum += v;
+    }
+    ck_assert_float_eq_tol(lo, -0.42421296f, 1e-6f);
+    ck_assert_float_eq_tol(hi, 2.8214867f, 1e-5f);
+    /* the mean of (x/255 - 0.1307)/0.3081 over MNIST train is about 0 by construction */
+    ck_assert_double_eq_tol(sum / ((double)tr.count * tr.dim), 0.0, 1e-3);
+    dataset_free(&tr);
+
+    ck_assert_msg(dataset_load(&te, dir, "t10k", 100, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(te.count, 100);
+    dataset_free(&te);
+    ck_assert_msg(dataset_load(&te, dir, "t10k", 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(te.count, 10000);
+    const uint8_t test_first[] = {7, 2, 1, 0, 4, 1, 4, 9, 5, 9};
+    for (int i = 0; i < 10; i++) ck_assert_int_eq(te.labels[i], test_first[i]);
+    dataset_free(&te);
+}
+END_TEST
+
+static Suite *suite_idx(void) {
+    Suite *s = suite_create("idx");
+    TCase *tc = tcase_create("synthetic");
+    tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+    tcase_add_loop_test(tc, test_idx_good, 0, (int)(sizeof good_cases / sizeof good_cases[0]));
+    tcase_add_test(tc, test_idx_mixed_and_preference);
+    tcase_add_loop_test(tc, test_idx_bad, 0, (int)(sizeof bad_cases / sizeof bad_cases[0]));
+    tcase_add_test(tc, test_idx_bad_dir_and_split);
+    tcase_add_test(tc, test_idx_low_level);
+    tcase_add_test(tc, test_batch_gather);
+    suite_add_tcase(s, tc);
+    if (mnist_dir()) {
+        TCase *real = tcase_create("mnist");
+        tcase_set_timeout(real, 120);
+        tcase_add_test(real, test_mnist_real);
+        suite_add_tcase(s, real);
+    } else {
+        fprintf(stderr, "test_data: no MNIST in $MNIST_DIR or /work/shared/data/mnist: "
+                        "real-data test not run (experiments/get-mnist fetches it)\n");
+    }
+    return s;
+}
+
+/* ---------------------------------------------------------------- sampler ---- */
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* builds all N ranks' samplers in this process */
+static sampler_t *make_ranks(size_t size, int N, uint64_t seed, int shuffle, int drop_last, int epoch) {
+    sampler_t *s = calloc((size_t)N, sizeof *s);
+    ck_assert_ptr_nonnull(s);
+    for (int r = 0; r < N; r++) {
+        ck_assert_int_eq(sampler_init(&s[r], size, N, r, seed, shuffle, drop_last), 0);
+        sampler_set_epoch(&s[r], epoch);
+    }
+    return s;
+}
+
+static void free_ranks(sampler_t *s, int N) {
+    for (int r = 0; r < N; r++) sampler_free(&s[r]);
+    free(s);
+}
+
+START_TEST(test_sampler_bad_args) {
+    sampler_t s;
+    ck_assert_int_eq(sampler_init(&s, 10, 0, 0, 1, 1, 0), -1);
+    ck_assert_int_eq(sampler_init(&s, 10, 3, 3, 1, 1, 0), -1);
+    ck_assert_int_eq(sampler_init(&s, 10, 3, -1, 1, 1, 0), -1);
+    ck_assert_int_eq(sampler_init(&s, 0, 1, 0, 1, 1, 0), -1);
+    ck_assert_int_eq(sampler_init(&s, 10, 3, 2, 1, 1, 0), 0);
+    sampler_free(&s);
+}
+END_TEST
+
+/* the permutation is a permutation, and shuffle off is the identity whatever the epoch */
+START_TEST(test_sampler_perm) {
+    const size_t size = 1000;
+    sampler_t s;
+    ck_assert_int_eq(sampler_init(&s, size, 1, 0, 42, 1, 0), 0);
+    uint32_t *sorted = malloc(size * sizeof *sorted);
+    for (int e = 0; e < 3; e++) {
+        sampler_set_epoch(&s, e);
+        ck_assert_int_eq(s.epoch, e);
+        ck_assert_uint_eq(s.num_samples, size);
+        memcpy(sorted, s.indices, size * sizeof *sorted);
+        qsort(sorted, size, sizeof *sorted, cmp_u32);
+        for (size_t i = 0; i < size; i++) ck_assert_uint_eq(sorted[i], i);
+        size_t fixed = 0;
+        for (size_t i = 0; i < size; i++) fixed += s.indices[i] == i;
+        ck_assert_uint_lt(fixed, 20);   /* expected about 1 fixed point for a random permutation */
+    }
+    free(sorted);
+    sampler_free(&s);
+    ck_assert_int_eq(sampler_init(&s, size, 1, 0, 42, 0, 0), 0);
+    for (int e = 0; e < 3; e++) {
+        sampler_set_epoch(&s, e);
+        for (size_t i = 0; i < size; i++) ck_assert_uint_eq(s.indices[i], i);
+    }
+    sampler_free(&s);
+}
+END_TEST
+
+START_TEST(test_sampler_determinism) {
+    const size_t size = 257;
+    sampler_t a, b, c, d;
+    ck_assert_int_eq(sampler_init(&a, size, 4, 0, 7, 1, 0), 0);
+    ck_assert_int_eq(sampler_init(&b, size, 4, 3, 7, 1, 0), 0);   /* another rank, same epoch */
+    ck_assert_int_eq(sampler_init(&c, size, 1, 0, 7, 1, 0), 0);
+    ck_assert_int_eq(sampler_init(&d, size, 1, 0, 8, 1, 0), 0);   /* another seed */
+    sampler_set_epoch(&a, 5);
+    sampler_set_epoch(&b, 5);
+    sampler_set_epoch(&c, 5);
+    sampler_set_epoch(&d, 5);
+    ck_assert_mem_eq(a.perm, b.perm, size * sizeof *a.perm);
+    ck_assert_mem_eq(a.perm, c.perm, size * sizeof *a.perm);
+    ck_assert(memcmp(a.perm, d.perm, size * sizeof *a.perm) != 0);
+    uint32_t *e5 = malloc(size * sizeof *e5);
+    memcpy(e5, c.indices, size * sizeof *e5);
+    sampler_set_epoch(&c, 6);
+    ck_assert(memcmp(e5, c.indices, size * sizeof *e5) != 0);
+    sampler_set_epoch(&c, 5);   /* going back reproduces it exactly */
+    ck_assert_mem_eq(e5, c.indices, size * sizeof *e5);
+    free(e5);
+    sampler_free(&a); sampler_free(&b); sampler_free(&c); sampler_free(&d);
+}
+END_TEST
+
+/* size % N == 0: the shards are disjoint and together cover [0, size) */
+START_TEST(test_sampler_disjoint_cover) {
+    const int Ns[] = {1, 2, 3, 4, 5, 8};
+    for (int k = 0; k < 6; k++) {
+        int N = Ns[k];
+        size_t size = (size_t)N * 31;
+        for (int sh = 0; sh < 2; sh++) {
+            sampler_t *s = make_ranks(size, N, 123, sh, 0, 2);
+            unsigned char *seen = calloc(size, 1);
+            for (int r = 0; r < N; r++) {
+                ck_assert_uint_eq(s[r].num_samples, size / N);
+                ck_assert_uint_eq(s[r].total_size, size);
+                for (size_t i = 0; i < s[r].num_samples; i++) {
+                    uint32_t v = s[r].indices[i];
+                    ck_assert_uint_lt(v, size);
+                    ck_assert_msg(!seen[v], "N=%d: index %u on two ranks", N, v);
+                    seen[v] = 1;
+                }
+            }
+            for (size_t i = 0; i < size; i++) ck_assert_msg(seen[i], "N=%d: index %zu on no rank", N, i);
+            free(seen);
+            free_ranks(s, N);
+        }
+    }
+}
+END_TEST
+
+/* size 10, N 3: padded to 12 by repeating the permutation's first 2 entries; drop_last gives 9 */
+START_TEST(test_sampler_padding) {
+    sampler_t *s = make_ranks(10, 3, 99, 1, 0, 1);
+    const uint32_t *p = s[0].perm;
+    for (int r = 0; r < 3; r++) {
+        ck_assert_uint_eq(s[r].total_size, 12);
+        ck_assert_uint_eq(s[r].num_samples, 4);
+        for (int k = 0; k < 4; k++) ck_assert_uint_eq(s[r].indices[k], p[(r + 3 * k) % 10]);
+    }
+    /* positions 10 and 11 (rank 1 and 2's last) wrap to positions 0 and 1 (rank 0 and 1's first) */
+    ck_assert_uint_eq(s[1].indices[3], s[0].indices[0]);
+    ck_assert_uint_eq(s[2].indices[3], s[1].indices[0]);
+    free_ranks(s, 3);
+
+    s = make_ranks(10, 3, 99, 1, 1, 1);
+    unsigned char seen[10] = {0};
+    for (int r = 0; r < 3; r++) {
+        ck_assert_uint_eq(s[r].total_size, 9);
+        ck_assert_uint_eq(s[r].num_samples, 3);
+        for (int k = 0; k < 3; k++) {
+            ck_assert_uint_eq(s[r].indices[k], s[r].perm[r + 3 * k]);
+            ck_assert(!seen[s[r].indices[k]]);
+            seen[s[r].indices[k]] = 1;
+        }
+    }
+    ck_assert_uint_eq(s[0].perm[9] < 10 && !seen[s[0].perm[9]], 1);   /* the dropped one */
+    free_ranks(s, 3);
+
+    /* padding larger than the data: size 3, N 8 -> 8 positions, perm repeated 0,1,2,0,1,2,0,1 */
+    s = make_ranks(3, 8, 5, 1, 0, 0);
+    for (int r = 0; r < 8; r++) {
+        ck_assert_uint_eq(s[r].num_samples, 1);
+        ck_assert_uint_eq(s[r].indices[0], s[r].perm[r % 3]);
+    }
+    free_ranks(s, 8);
+    /* drop_last with fewer samples than ranks: nobody gets anything, as in PyTorch */
+    s = make_ranks(3, 8, 5, 1, 1, 0);
+    for (int r = 0; r < 8; r++) ck_assert_uint_eq(s[r].num_samples, 0);
+    free_ranks(s, 8);
+}
+END_TEST
+
+/* THE property: the N ranks' k-th batches of b together are the one-process k-th batch of N*b
+ * (positions [k*N*b, (k+1)*N*b) of the padded permutation), last partial batch included. */
+START_TEST(test_sampler_union_is_big_batch) {
+    const size_t sizes[] = {10, 37, 64, 100, 1001};
+    const int bs[] = {1, 2, 3, 5, 8, 16};
+    uint32_t got[64 * 4], want[64 * 4];
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+    for (int N = 1; N <= 4; N++)
+    for (int sh = 0; sh < 2; sh++)
+    for (int dl = 0; dl < 2; dl++)
+    for (size_t bi = 0; bi < sizeof bs / sizeof bs[0]; bi++) {
+        size_t size = sizes[si];
+        int b = bs[bi];
+        int epoch = (int)(si + bi);
+        sampler_t *s = make_ranks(size, N, 2024, sh, dl, epoch);
+        sampler_t one;
+        ck_assert_int_eq(sampler_init(&one, size, 1, 0, 2024, sh, 0), 0);
+        sampler_set_epoch(&one, epoch);
+        size_t ns = s[0].num_samples, batches = 0;
+        for (size_t start = 0; start < ns; start += (size_t)b, batches++) {
+            size_t len = ns - start < (size_t)b ? ns - start : (size_t)b;
+            size_t n = 0;
+            for (int r = 0; r < N; r++)
+                for (size_t i = 0; i < len; i++) got[n++] = s[r].indices[start + i];
+            size_t q0 = start * (size_t)N;
+            for (size_t i = 0; i < n; i++) want[i] = one.indices[(q0 + i) % size];
+            qsort(got, n, sizeof *got, cmp_u32);
+            qsort(want, n, sizeof *want, cmp_u32);
+            ck_assert_msg(memcmp(got, want, n * sizeof *got) == 0,
+                          "size %zu N %d b %d shuffle %d drop_last %d: batch %zu differs", size, N, b, sh,
+                          dl, batches);
+        }
+        ck_assert_uint_eq(batches, (ns + b - 1) / b);
+        sampler_free(&one);
+        free_ranks(s, N);
+    }
+}
+END_TEST
+
+static Suite *suite_sampler(void) {
+    Suite *s = suite_create("sampler");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_sampler_bad_args);
+    tcase_add_test(tc, test_sampler_perm);
+    tcase_add_test(tc, test_sampler_determinism);
+    tcase_add_test(tc, test_sampler_disjoint_cover);
+    tcase_add_test(tc, test_sampler_padding);
+    tcase_add_test(tc, test_sampler_union_is_big_batch);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(suite_idx());
+    srunner_add_suite(sr, suite_sampler());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
