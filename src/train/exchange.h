@@ -36,7 +36,8 @@ typedef struct {
 
 typedef struct {
     const char *name;
-    /* Make every worker's params (and optimizer state) equal to worker 0's. */
+    /* Collective over all workers, once before the first step: make every worker's params (and
+     * the optimizer state) equal to worker 0's; on a PS this initialises the servers. */
     int (*sync_params)(exchange_t *ex, float *params, size_t count);
     /* Optional (may be NULL): grads[offset, offset+count) are final for this step; an overlapping
      * exchange may start sending them. Called last layer first. */
@@ -49,8 +50,10 @@ typedef struct {
     int (*average)(exchange_t *ex, double *vals, int n);
     /* Servers (is_worker == 0) run this instead of training; returns when every worker finished. */
     int (*serve)(exchange_t *ex);
-    /* Full optimizer state for a checkpoint / restore from one (params and state of count each x
-     * optim_state_per_param). get may be called on every worker, only worker 0's copy is used. */
+    /* Checkpoints. state_get (worker 0 only, between steps) copies out the authoritative params
+     * and optimizer state (count x optim_state_per_param floats; on a PS: pulled from the servers).
+     * Resume: worker 0 calls state_set with the checkpoint's params and state BEFORE sync_params;
+     * sync_params then distributes both (ring: broadcast; PS: worker 0's INIT carries them). */
     int (*state_get)(exchange_t *ex, float *params, float *state, size_t count);
     int (*state_set)(exchange_t *ex, const float *params, const float *state, size_t count);
     /* End of training: make params the authoritative final parameters, fold remote figures into

@@ -1,1 +1,319 @@
-int main(void){return 0;}
+/* train.c: psring-train, the one training loop every topology shares.
+ *
+ * Each worker takes its DistributedSampler shard, computes the mean gradient over its local batch
+ * and hands it to an exchange (exchange.h), which returns the next parameters. The loop does not
+ * know whether that was a local optimizer call, a ring allreduce or a push/pull to parameter
+ * servers; that is what makes local(B) == ring(N x B/N) == ps-bsp(N x B/N) step by step, and every
+ * comparison the testbed prints honest. It does not parse argv (options.c), talk MPI or ZeroMQ
+ * (src/ring, src/ps) or do layer math (src/model). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+#include "common/check.h"
+#include "common/timer.h"
+#include "data/idx.h"
+#include "data/sampler.h"
+#include "data/batch.h"
+#include "model/mlp.h"
+#include "model/optim.h"
+#include "model/blas.h"
+#include "train/options.h"
+#include "train/exchange.h"
+#include "train/checkpoint.h"
+#include "train/metrics.h"
+
+/* per-phase wall time of this worker, seconds */
+typedef struct { double data, compute, train_total; } phase_times_t;
+
+/* Overlap plumbing: mlp_backward reports finished layers; with --accumulate K the range is
+ * scaled by 1/K (the mean over micro-batches) before the exchange may send it. */
+typedef struct { exchange_t *ex; float *grads; float scale; } grad_ready_ctx_t;
+
+static void on_grad_ready(void *p, size_t offset, size_t count) {
+    grad_ready_ctx_t *c = p;
+    if (c->scale != 1.0f)
+        for (size_t i = offset; i < offset + count; i++) c->grads[i] *= c->scale;
+    c->ex->ops->grad_ready(c->ex, c->grads, offset, count);
+}
+
+/* Test accuracy: each worker evaluates a contiguous slice of the test set, the exchange sums
+ * the counts, so evaluation costs the same on every worker and nobody waits on worker 0. */
+static double evaluate(exchange_t *ex, mlp_t *m, const dataset_t *test, float *x, uint8_t *y) {
+    int lo = (int)((long)test->count * ex->rank / ex->world_size);
+    int hi = (int)((long)test->count * (ex->rank + 1) / ex->world_size);
+    double correct = 0;
+    uint32_t idx[4096];
+    for (int i = lo; i < hi;) {
+        int n = hi - i < m->max_batch ? hi - i : m->max_batch;
+        if (n > 4096) n = 4096;
+        for (int j = 0; j < n; j++) idx[j] = (uint32_t)(i + j);
+        batch_gather(x, y, test, idx, n);
+        correct += mlp_correct(m, x, y, n);
+        i += n;
+    }
+    double v[2] = {correct, (double)(hi - lo)};
+    if (ex->ops->average(ex, v, 2) != 0) die("averaging test accuracy across workers failed");
+    return v[1] > 0 ? v[0] / v[1] : 0.0;
+}
+
+static void write_raw(const char *path, const float *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) die_input("--dump-params %s: %s", path, strerror(errno));
+    if (fwrite(p, sizeof(float), n, f) != n || fclose(f) != 0)
+        die("--dump-params %s: write failed: %s", path, strerror(errno));
+}
+
+static void save_checkpoint(exchange_t *ex, const options_t *o, mlp_t *m, float *state, long step,
+                            int epoch, int batch_in_epoch) {
+    /* state_get is called on worker 0 only (a PS pull) */
+    if (ex->rank != 0) return;
+    if (ex->ops->state_get(ex, m->params, state, m->nparams) != 0) die("reading optimizer state for the checkpoint failed");
+    checkpoint_header_t h = {0};
+    h.nsizes = m->nsizes;
+    memcpy(h.sizes, m->sizes, sizeof(int) * (size_t)m->nsizes);
+    h.nparams = m->nparams;
+    h.state_per_param = (uint32_t)optim_state_per_param(&ex->optim);
+    h.step = step;
+    h.epoch = epoch;
+    h.batch_in_epoch = batch_in_epoch;
+    h.seed = o->seed;
+    char err[1024];
+    if (checkpoint_save(o->checkpoint, &h, m->params, state, err, sizeof err) != 0) die_at(NULL, 0, 1, "%s", err);
+}
+
+int main(int argc, char **argv) {
+    options_t o;
+    char err[1024];
+    int prc = options_parse(&o, argc, argv, err, sizeof err);
+    if (prc == 1) return 0;
+    if (prc != 0) { fprintf(stderr, "psring-train: %s\n", err); return EXIT_BADINPUT; }
+
+    /* before anything loads OpenBLAS kernels or starts MPI: may re-exec this process */
+    char blaslog[512] = "";
+    blas_setup(argc, argv, o.threads, blaslog, sizeof blaslog);
+
+    size_t nparams = mlp_count_params(o.sizes, o.nsizes);
+    exchange_t *ex = exchange_create(&o, nparams);
+    if (!ex) return 1;
+    psring_log_rank = ex->is_worker ? ex->rank : -1;
+    if (!ex->is_worker) {
+        int rc = ex->ops->serve(ex);
+        exchange_free(ex);
+        return rc ? 1 : 0;
+    }
+    if (blaslog[0] && !o.quiet) printf0("%s\n", blaslog);
+
+    const int N = ex->world_size;
+    if (o.scaling == SCALING_STRONG && o.batch % N != 0)
+        die_input("--scaling strong: --batch %d is not divisible by %d workers", o.batch, N);
+    const int b = o.scaling == SCALING_STRONG ? o.batch / N : o.batch;
+    const int K = o.accumulate;
+    const long global_batch = (long)b * N * K;
+    const float lr_target = o.lr_scale_linear ? o.lr * (float)global_batch / (float)(o.batch * K) : o.lr;
+
+    /* data: every worker loads the files (a shared path, as with Horovod) and takes its shard */
+    dataset_t train, test;
+    if (dataset_load(&train, o.data_dir, "train", o.train_limit, err, sizeof err) != 0) die_input("%s", err);
+    if (dataset_load(&test, o.data_dir, "t10k", o.test_limit, err, sizeof err) != 0) die_input("%s", err);
+    if (train.dim != o.sizes[0])
+        die_input("--data %s: images have %d pixels but --layers starts with %d", o.data_dir, train.dim, o.sizes[0]);
+    sampler_t sampler;
+    if (sampler_init(&sampler, (size_t)train.count, N, ex->rank, o.seed, 1, o.drop_last) != 0)
+        die_input("cannot shard %d samples over %d workers", train.count, N);
+    if (sampler.num_samples == 0)
+        die_input("--train-limit %d leaves no sample for each of %d workers with --drop-last", train.count, N);
+    const long batches_per_epoch = ((long)sampler.num_samples + b - 1) / b;
+    const long steps_per_epoch = (batches_per_epoch + K - 1) / K;
+    const long warmup_steps = (long)(o.warmup_epochs * (float)steps_per_epoch);
+
+    mlp_t m;
+    mlp_init(&m, o.sizes, o.nsizes, b, o.seed);
+    const size_t spp = optim_state_per_param(&ex->optim);
+    float *state = xcalloc(nparams * spp, sizeof(float));
+    float *x = xmalloc(sizeof(float) * (size_t)b * (size_t)train.dim);
+    uint8_t *y = xmalloc((size_t)b);
+
+    long step = 0;
+    int start_epoch = 0, start_batch = 0;
+    if (o.resume[0]) {
+        checkpoint_header_t want = {0}, got;
+        want.nsizes = m.nsizes;
+        memcpy(want.sizes, m.sizes, sizeof(int) * (size_t)m.nsizes);
+        want.nparams = m.nparams;
+        want.state_per_param = (uint32_t)spp;
+        if (checkpoint_load(o.resume, &want, &got, m.params, state, err, sizeof err) != 0) die_input("%s", err);
+        if (got.seed != o.seed) die_input("--resume %s: written with --seed %llu, this run has --seed %llu", o.resume,
+                                          (unsigned long long)got.seed, (unsigned long long)o.seed);
+        step = got.step;
+        start_epoch = got.epoch;
+        start_batch = got.batch_in_epoch;
+        if (ex->rank == 0 && ex->ops->state_set(ex, m.params, state, nparams) != 0) die("restoring optimizer state failed");
+        if (!o.quiet) printf0("resumed from %s at step %ld (epoch %d, batch %d)\n", o.resume, step, start_epoch + 1, start_batch);
+    }
+    if (ex->ops->sync_params(ex, m.params, nparams) != 0) die("initial parameter sync failed");
+
+    if (!o.quiet)
+        printf0("psring-train: topology %s, %d worker%s x batch %d%s = global batch %ld, layers %s (%zu params), "
+                "lr %.4g%s, %ld steps/epoch\n",
+                ex->ops->name, N, N == 1 ? "" : "s", b, K > 1 ? " x accumulate" : "", global_batch, o.layers_spec,
+                nparams, (double)lr_target, warmup_steps ? " after warm-up" : "", steps_per_epoch);
+
+    FILE *losslog = NULL;
+    if (o.loss_log[0] && ex->rank == 0) {
+        losslog = fopen(o.loss_log, step > 0 ? "a" : "w");
+        if (!losslog) die_input("--loss-log %s: %s", o.loss_log, strerror(errno));
+    }
+    const int need_step_loss = o.loss_log[0] || o.log_every;
+
+    grad_ready_ctx_t grc = {ex, m.grads, 1.0f / (float)K};
+    const int overlap = o.overlap && ex->ops->grad_ready != NULL;
+    phase_times_t pt = {0};
+    double wall0 = timer_now();
+    double last_loss = NAN, test_acc = 0;
+    long samples_done = 0;
+    int stop = 0;
+    int next_epoch = start_epoch, next_batch = start_batch;   /* where a resumed run continues */
+    mlp_zero_grad(&m);
+    for (int epoch = start_epoch; epoch < o.epochs && !stop; epoch++) {
+        sampler_set_epoch(&sampler, epoch);
+        double ep_loss = 0, ep_t0 = timer_now();
+        long ep_steps = 0;
+        long bi = epoch == start_epoch ? start_batch : 0;
+        while (bi < batches_per_epoch) {
+            next_epoch = epoch; next_batch = (int)bi;
+            if (o.steps && step >= o.steps) { stop = 1; break; }
+            double t0 = timer_now();
+            int micro = (int)(batches_per_epoch - bi < K ? batches_per_epoch - bi : K);
+            grc.scale = 1.0f / (float)micro;
+            double loss = 0;
+            for (int k = 0; k < micro; k++, bi++) {
+                double ta = timer_now();
+                size_t off = (size_t)bi * (size_t)b;
+                int n = (int)(sampler.num_samples - off < (size_t)b ? sampler.num_samples - off : (size_t)b);
+                batch_gather(x, y, &train, sampler.indices + off, n);
+                double tb = timer_now();
+                loss += mlp_forward(&m, x, y, n);
+                int last = k == micro - 1;
+                mlp_backward(&m, x, y, n, overlap && last ? on_grad_ready : NULL, &grc);
+                double tc = timer_now();
+                pt.data += tb - ta;
+                pt.compute += tc - tb;
+                samples_done += (long)n * N;
+            }
+            loss /= micro;
+            if (micro > 1 && !overlap)
+                for (size_t i = 0; i < nparams; i++) m.grads[i] *= grc.scale;
+            float lr = lr_target;
+            if (step < warmup_steps) lr = o.lr + (lr_target - o.lr) * (float)step / (float)warmup_steps;
+            if (ex->ops->step(ex, m.params, m.grads, nparams, lr) != 0) die("exchange step %ld failed", step);
+            mlp_zero_grad(&m);
+            step++;
+            ep_steps++;
+            pt.train_total += timer_now() - t0;
+            if (need_step_loss) {
+                double v = loss;
+                if (ex->ops->average(ex, &v, 1) != 0) die("averaging the loss failed");
+                loss = v;
+                if (losslog) fprintf(losslog, "%ld,%.9g\n", step, loss);
+                if (o.log_every && step % o.log_every == 0 && !o.quiet)
+                    printf0("  step %ld  loss %.4f  lr %.4g\n", step, loss, (double)lr);
+            }
+            ep_loss += loss;
+            if (o.slow_rank == ex->rank && o.slow_ms > 0) usleep((useconds_t)o.slow_ms * 1000);
+            next_epoch = bi >= batches_per_epoch ? epoch + 1 : epoch;
+            next_batch = bi >= batches_per_epoch ? 0 : (int)bi;
+            if (o.checkpoint[0] && o.checkpoint_every && step % o.checkpoint_every == 0)
+                save_checkpoint(ex, &o, &m, state, step, next_epoch, next_batch);
+        }
+        if (ep_steps == 0) continue;
+        double v[1] = {ep_loss / (double)ep_steps};
+        if (ex->ops->average(ex, v, 1) != 0) die("averaging the epoch loss failed");
+        last_loss = v[0];
+        double ep_time = timer_now() - ep_t0;
+        test_acc = evaluate(ex, &m, &test, x, y);
+        if (!o.quiet)
+            printf0("epoch %3d/%d  step %7ld  loss %.4f  test %.2f%%  samples/s %9.0f  elapsed %.1fs\n", epoch + 1, o.epochs,
+                    step, last_loss, 100.0 * test_acc, (double)ep_steps * (double)global_batch / ep_time,
+                    timer_now() - wall0);
+        /* every epoch, so a killed job loses at most one epoch */
+        if (o.checkpoint[0] && !stop) save_checkpoint(ex, &o, &m, state, step, next_epoch, next_batch);
+    }
+    if (losslog) fclose(losslog);
+
+    if (ex->ops->finish(ex, m.params, nparams) != 0) die("finishing the exchange failed");
+    double wall = timer_now() - wall0;
+    test_acc = evaluate(ex, &m, &test, x, y);
+    if (o.checkpoint[0]) save_checkpoint(ex, &o, &m, state, step, next_epoch, next_batch);
+    if (o.dump_params[0] && ex->rank == 0) write_raw(o.dump_params, m.params, nparams);
+
+    /* worker means of the per-phase times, so the CSV describes a typical worker */
+    long steps_run = ex->stats.steps ? ex->stats.steps : 1;
+    double tv[6] = {pt.data, pt.compute, ex->stats.exchange_s, ex->stats.optimizer_s, pt.train_total,
+                    (double)samples_done};
+    if (ex->ops->average(ex, tv, 6) != 0) die("averaging timings failed");
+    double samples_per_s = tv[4] > 0 ? tv[5] / tv[4] : 0;
+
+    if (ex->rank == 0) {
+        double ms = 1e3 / (double)steps_run;
+        printf0("summary: %s, %d workers, global batch %ld: test accuracy %.2f%%, final loss %.4f, %.0f samples/s, "
+                    "step %.3f ms = data %.3f + compute %.3f + exchange %.3f + optimizer %.3f (+ other), wall %.1fs\n",
+                    ex->ops->name, N, global_batch, 100.0 * test_acc, last_loss, samples_per_s, tv[4] * ms, tv[0] * ms,
+                    tv[1] * ms, tv[2] * ms, tv[3] * ms, wall);
+        if (o.csv[0]) {
+            metrics_row_t r;
+            metrics_row_init(&r);
+            int ring = o.topology == TOPO_RING, ps = o.topology == TOPO_PS;
+            metrics_set(&r, "topology", "%s", topology_name(o.topology));
+            if (ring) metrics_set(&r, "allreduce", "%s", o.allreduce == ALLREDUCE_RING ? "ring" : "mpi");
+            if (ps) {
+                metrics_set(&r, "sync", "%s", sync_name(o.sync));
+                if (o.sync == SYNC_SSP) metrics_set(&r, "staleness", "%d", o.staleness);
+                metrics_set(&r, "servers", "%d", o.servers);
+                metrics_set(&r, "transport", "%s", o.transport);
+                metrics_set(&r, "bytes_per_server", "%llu", (unsigned long long)ex->stats.bytes_per_server);
+                if (ex->stats.staleness_mean >= 0) {
+                    metrics_set(&r, "staleness_mean", "%.3f", ex->stats.staleness_mean);
+                    metrics_set(&r, "staleness_max", "%d", ex->stats.staleness_max);
+                }
+                metrics_set(&r, "lost_workers", "%d", ex->stats.lost_workers);
+            }
+            metrics_set(&r, "workers", "%d", N);
+            metrics_set(&r, "device", "cpu");
+            if (ring || ps) metrics_set(&r, "fp16", "%d", o.fp16);
+            if (ring) metrics_set(&r, "overlap", "%d", o.overlap);
+            metrics_set(&r, "accumulate", "%d", K);
+            metrics_set(&r, "layers", "%s", o.layers_spec);
+            metrics_set(&r, "params", "%zu", nparams);
+            metrics_set(&r, "batch_per_worker", "%d", b);
+            metrics_set(&r, "global_batch", "%ld", global_batch);
+            metrics_set(&r, "epochs", "%d", o.epochs);
+            metrics_set(&r, "steps", "%ld", step);
+            metrics_set(&r, "lr", "%g", (double)lr_target);
+            metrics_set(&r, "seed", "%llu", (unsigned long long)o.seed);
+            metrics_set(&r, "samples_per_s", "%.1f", samples_per_s);
+            metrics_set(&r, "step_ms", "%.4f", tv[4] * ms);
+            metrics_set(&r, "data_ms", "%.4f", tv[0] * ms);
+            metrics_set(&r, "compute_ms", "%.4f", tv[1] * ms);
+            metrics_set(&r, "exchange_ms", "%.4f", tv[2] * ms);
+            metrics_set(&r, "optimizer_ms", "%.4f", tv[3] * ms);
+            metrics_set(&r, "bytes_sent_per_worker", "%llu", (unsigned long long)ex->stats.bytes_sent);
+            metrics_set(&r, "bytes_recv_per_worker", "%llu", (unsigned long long)ex->stats.bytes_recv);
+            metrics_set(&r, "final_loss", "%.6f", last_loss);
+            metrics_set(&r, "test_accuracy", "%.4f", test_acc);
+            metrics_set(&r, "wall_s", "%.3f", wall);
+            if (metrics_append(o.csv, &r, err, sizeof err) != 0) die_input("%s", err);
+        }
+    }
+
+    free(x); free(y); free(state);
+    mlp_free(&m);
+    sampler_free(&sampler);
+    dataset_free(&train);
+    dataset_free(&test);
+    exchange_free(ex);
+    return 0;
+}

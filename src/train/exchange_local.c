@@ -1,0 +1,76 @@
+/* exchange_local.c: the one-process "topology": the gradient is already the global mean, so a
+ * step is just the optimizer. It is the reference the ring and PS are tested against. */
+#include "exchange.h"
+#include "../common/check.h"
+#include "../common/timer.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { float *state; size_t count; } local_t;
+
+static int local_sync_params(exchange_t *ex, float *params, size_t count) { return 0; }
+
+static int local_step(exchange_t *ex, float *params, float *grads, size_t count, float lr) {
+    local_t *l = ex->impl;
+    double t0 = timer_now();
+    optim_step(&ex->optim, params, grads, l->state, count, lr);
+    ex->stats.optimizer_s += timer_now() - t0;
+    ex->stats.steps++;
+    return 0;
+}
+
+static int local_average(exchange_t *ex, double *vals, int n) { return 0; }
+
+static int local_serve(exchange_t *ex) { return 0; }
+
+static int local_state_get(exchange_t *ex, float *params_out, float *state, size_t count) {
+    local_t *l = ex->impl;
+    memcpy(state, l->state, count * optim_state_per_param(&ex->optim) * sizeof(float));
+    return 0;
+}
+
+static int local_state_set(exchange_t *ex, const float *params, const float *state, size_t count) {
+    local_t *l = ex->impl;
+    memcpy(l->state, state, count * optim_state_per_param(&ex->optim) * sizeof(float));
+    return 0;
+}
+
+static int local_finish(exchange_t *ex, float *params, size_t count) { return 0; }
+
+static void local_free(exchange_t *ex) {
+    local_t *l = ex->impl;
+    free(l->state);
+    free(l);
+    free(ex);
+}
+
+static const exchange_ops_t local_ops = {
+    .name = "local",
+    .sync_params = local_sync_params,
+    .grad_ready = NULL,
+    .step = local_step,
+    .average = local_average,
+    .serve = local_serve,
+    .state_get = local_state_get,
+    .state_set = local_state_set,
+    .finish = local_finish,
+    .free = local_free,
+};
+
+exchange_t *exchange_local_create(const options_t *o, size_t count) {
+    exchange_t *ex = xcalloc(1, sizeof *ex);
+    local_t *l = xcalloc(1, sizeof *l);
+    ex->ops = &local_ops;
+    ex->rank = 0;
+    ex->world_size = 1;
+    ex->local_rank = 0;
+    ex->is_worker = 1;
+    ex->process_rank = 0;
+    ex->process_count = 1;
+    ex->optim = (optim_config_t){o->lr, o->momentum, o->weight_decay};
+    ex->stats.staleness_mean = -1;
+    l->count = count;
+    l->state = xcalloc(count * optim_state_per_param(&ex->optim), sizeof(float));
+    ex->impl = l;
+    return ex;
+}

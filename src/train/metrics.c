@@ -1,0 +1,98 @@
+/* metrics.c: the results CSV (see metrics.h and README.md "CSV schema"). One row per run; the
+ * header is written once; a file whose header differs is refused rather than silently mixed. */
+#include "metrics.h"
+#include <stdio.h>
+#include <stdarg.h>
+#include <string.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/file.h>
+
+const char *const metrics_columns[] = {
+    "topology", "allreduce", "sync", "staleness", "servers", "workers", "device", "transport",
+    "fp16", "overlap", "accumulate", "layers", "params", "batch_per_worker", "global_batch",
+    "epochs", "steps", "lr", "seed", "samples_per_s", "step_ms", "data_ms", "compute_ms",
+    "exchange_ms", "optimizer_ms", "bytes_sent_per_worker", "bytes_recv_per_worker",
+    "bytes_per_server", "staleness_mean", "staleness_max", "lost_workers", "final_loss",
+    "test_accuracy", "wall_s", NULL,
+};
+
+static int column_index(const char *name) {
+    for (int i = 0; metrics_columns[i]; i++)
+        if (!strcmp(metrics_columns[i], name)) return i;
+    return -1;
+}
+
+void metrics_row_init(metrics_row_t *r) {
+    memset(r, 0, sizeof *r);
+    for (r->n = 0; metrics_columns[r->n]; r->n++) r->names[r->n] = metrics_columns[r->n];
+}
+
+void metrics_set(metrics_row_t *r, const char *name, const char *fmt, ...) {
+    int i = column_index(name);
+    if (i < 0) {   /* a programming error, not user input */
+        fprintf(stderr, "psring: %s:%d: unknown CSV column '%s'\n", __FILE__, __LINE__, name);
+        abort();
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->values[i], sizeof r->values[i], fmt, ap);
+    va_end(ap);
+}
+
+void metrics_quote(char *out, size_t outlen, const char *field) {
+    if (outlen == 0) return;
+    if (!strpbrk(field, ",\"\n\r")) { snprintf(out, outlen, "%s", field); return; }
+    size_t j = 0;
+    if (j + 1 < outlen) out[j++] = '"';
+    for (const char *p = field; *p && j + 2 < outlen; p++) {
+        if (*p == '"') out[j++] = '"';
+        out[j++] = *p;
+    }
+    if (j + 1 < outlen) out[j++] = '"';
+    out[j] = 0;
+}
+
+int metrics_append(const char *path, const metrics_row_t *r, char *err, size_t errlen) {
+    char header[4096] = "";
+    for (int i = 0; i < r->n; i++) {
+        strncat(header, r->names[i], sizeof header - strlen(header) - 2);
+        strncat(header, i + 1 < r->n ? "," : "\n", sizeof header - strlen(header) - 1);
+    }
+    FILE *f = fopen(path, "a+");
+    if (!f) { snprintf(err, errlen, "--csv %s: %s", path, strerror(errno)); return -1; }
+    /* concurrent sweeps may append to one file: hold an exclusive lock for header check + row */
+    if (flock(fileno(f), LOCK_EX) != 0) {
+        snprintf(err, errlen, "--csv %s: lock: %s", path, strerror(errno));
+        fclose(f);
+        return -1;
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    if (size > 0) {
+        char first[4096] = "";
+        rewind(f);
+        if (!fgets(first, sizeof first, f) || strcmp(first, header) != 0) {
+            snprintf(err, errlen, "--csv %s: existing file has a different header (not a psring results file, "
+                     "or an older schema); use a new file", path);
+            fclose(f);
+            return -1;
+        }
+        fseek(f, 0, SEEK_END);
+    } else {
+        fputs(header, f);
+    }
+    char q[600];
+    for (int i = 0; i < r->n; i++) {
+        metrics_quote(q, sizeof q, r->values[i]);
+        fputs(q, f);
+        fputc(i + 1 < r->n ? ',' : '\n', f);
+    }
+    if (fflush(f) != 0 || ferror(f)) {
+        snprintf(err, errlen, "--csv %s: write failed: %s", path, strerror(errno));
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}

@@ -1,0 +1,376 @@
+/* options.c: psring-train's command line (getopt_long), defaults, validation, fingerprint.
+ * Every value is checked here, before any rank talks to another, so bad input costs one line and
+ * exit code 2 on every rank instead of a hang later. It does not open files beyond checking that
+ * --data is a directory. */
+#include "options.h"
+#include <getopt.h>
+#include <string.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <math.h>
+#include <sys/stat.h>
+
+enum {
+    OPT_TOPOLOGY = 256, OPT_LAYERS, OPT_BATCH, OPT_EPOCHS, OPT_STEPS, OPT_LR, OPT_MOMENTUM,
+    OPT_WD, OPT_SEED, OPT_DATA, OPT_TRAIN_LIMIT, OPT_TEST_LIMIT, OPT_DROP_LAST, OPT_THREADS,
+    OPT_CSV, OPT_CKPT, OPT_CKPT_EVERY, OPT_RESUME, OPT_QUIET, OPT_LOG_EVERY, OPT_LOSS_LOG,
+    OPT_DUMP_PARAMS, OPT_SCALING, OPT_LR_SCALE, OPT_WARMUP, OPT_ACCUMULATE, OPT_FP16,
+    OPT_ALLREDUCE, OPT_OVERLAP, OPT_BUCKET_MB, OPT_CHUNK_KB, OPT_SERVERS, OPT_SYNC,
+    OPT_STALENESS, OPT_TRANSPORT, OPT_BIND, OPT_PEER_TIMEOUT, OPT_SLOW_RANK, OPT_SLOW_MS,
+};
+
+static const struct option long_opts[] = {
+    {"topology", required_argument, 0, OPT_TOPOLOGY},
+    {"layers", required_argument, 0, OPT_LAYERS},
+    {"batch", required_argument, 0, OPT_BATCH},
+    {"epochs", required_argument, 0, OPT_EPOCHS},
+    {"steps", required_argument, 0, OPT_STEPS},
+    {"lr", required_argument, 0, OPT_LR},
+    {"momentum", required_argument, 0, OPT_MOMENTUM},
+    {"weight-decay", required_argument, 0, OPT_WD},
+    {"seed", required_argument, 0, OPT_SEED},
+    {"data", required_argument, 0, OPT_DATA},
+    {"train-limit", required_argument, 0, OPT_TRAIN_LIMIT},
+    {"test-limit", required_argument, 0, OPT_TEST_LIMIT},
+    {"drop-last", no_argument, 0, OPT_DROP_LAST},
+    {"threads", required_argument, 0, OPT_THREADS},
+    {"csv", required_argument, 0, OPT_CSV},
+    {"checkpoint", required_argument, 0, OPT_CKPT},
+    {"checkpoint-every", required_argument, 0, OPT_CKPT_EVERY},
+    {"resume", required_argument, 0, OPT_RESUME},
+    {"quiet", no_argument, 0, OPT_QUIET},
+    {"log-every", required_argument, 0, OPT_LOG_EVERY},
+    {"loss-log", required_argument, 0, OPT_LOSS_LOG},
+    {"dump-params", required_argument, 0, OPT_DUMP_PARAMS},
+    {"scaling", required_argument, 0, OPT_SCALING},
+    {"lr-scale", required_argument, 0, OPT_LR_SCALE},
+    {"warmup-epochs", required_argument, 0, OPT_WARMUP},
+    {"accumulate", required_argument, 0, OPT_ACCUMULATE},
+    {"fp16", no_argument, 0, OPT_FP16},
+    {"allreduce", required_argument, 0, OPT_ALLREDUCE},
+    {"overlap", no_argument, 0, OPT_OVERLAP},
+    {"bucket-mb", required_argument, 0, OPT_BUCKET_MB},
+    {"chunk-kb", required_argument, 0, OPT_CHUNK_KB},
+    {"servers", required_argument, 0, OPT_SERVERS},
+    {"sync", required_argument, 0, OPT_SYNC},
+    {"staleness", required_argument, 0, OPT_STALENESS},
+    {"transport", required_argument, 0, OPT_TRANSPORT},
+    {"bind", required_argument, 0, OPT_BIND},
+    {"peer-timeout", required_argument, 0, OPT_PEER_TIMEOUT},
+    {"slow-rank", required_argument, 0, OPT_SLOW_RANK},
+    {"slow-ms", required_argument, 0, OPT_SLOW_MS},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+void options_usage(FILE *f) {
+    fputs(
+"usage: psring-train [options]            (one process: --topology local)\n"
+"       mpirun -np N psring-train --topology ring|ps [options]   (or: psring train -np N ...)\n"
+"\n"
+"Trains an MLP on MNIST data-parallel; the topology only changes how gradients are exchanged.\n"
+"\n"
+"Model and data\n"
+"  --topology local|ring|ps   how workers exchange gradients (default local)\n"
+"  --layers L0,L1,...,10      layer widths, first 784, last 10 (default 784,512,256,10)\n"
+"  --data DIR                 MNIST IDX files, plain or .gz (default data/mnist)\n"
+"  --train-limit K            train on the first K samples only (default all 60000)\n"
+"  --test-limit K             evaluate on the first K test samples (default all 10000)\n"
+"  --drop-last                drop the tail instead of padding shards (DistributedSampler)\n"
+"Optimisation\n"
+"  --batch B                  batch per worker (weak scaling) or global (strong) (default 64)\n"
+"  --scaling weak|strong      weak: --batch per worker; strong: --batch global, split (default weak)\n"
+"  --epochs E                 epochs (default 10)\n"
+"  --steps N                  stop after N optimizer steps in total (default: no cap)\n"
+"  --lr X                     learning rate for --batch samples (default 0.05)\n"
+"  --lr-scale linear|none     scale lr by global batch / --batch (Goyal et al.) (default linear)\n"
+"  --warmup-epochs X          ramp lr from --lr to the scaled lr over X epochs (default 0)\n"
+"  --momentum X               SGD momentum (default 0.9)\n"
+"  --weight-decay X           L2 weight decay (default 0)\n"
+"  --accumulate K             K backward passes of B samples per exchange (default 1)\n"
+"  --seed S                   seed for init and data order (default 42)\n"
+"  --threads T                BLAS threads per process (default 1)\n"
+"Ring allreduce (--topology ring)\n"
+"  --allreduce ring|mpi       psring's ring or MPI_Allreduce as the baseline (default ring)\n"
+"  --fp16                     gradients travel as IEEE half, accumulate in float\n"
+"  --overlap                  exchange finished layers while backward continues\n"
+"  --bucket-mb X              fusion bucket for --overlap (default 4)\n"
+"  --chunk-kb X               ring pipeline chunk (default 256)\n"
+"Parameter server (--topology ps)\n"
+"  --servers S                the first S ranks are servers, the rest workers (default 1)\n"
+"  --sync bsp|async|ssp       synchronisation (default bsp)\n"
+"  --staleness K              ssp: max clocks a worker may run ahead of the slowest (default 2)\n"
+"  --transport tcp|ipc        ZeroMQ transport (default tcp)\n"
+"  --bind ADDR                address servers bind to (default 127.0.0.1)\n"
+"  --peer-timeout SEC         a silent peer is declared dead after SEC seconds (default 10)\n"
+"  --fp16                     gradients and parameters travel as IEEE half\n"
+"Output\n"
+"  --csv FILE                 append one row of results (header written once)\n"
+"  --checkpoint FILE          write training state here (atomically) at the end\n"
+"  --checkpoint-every N       ... and every N steps\n"
+"  --resume FILE              continue from a checkpoint (same model and seed)\n"
+"  --log-every N              print the loss every N steps (default: per epoch)\n"
+"  --loss-log FILE            write \"step,loss\" for every step (loss averaged over workers)\n"
+"  --dump-params FILE         write the final parameters as raw float32\n"
+"  --quiet                    only errors and the final summary\n"
+"Testing\n"
+"  --slow-rank R --slow-ms M  worker R sleeps M ms per step (stragglers, SSP tests)\n"
+"  -h, --help                 this text\n", f);
+}
+
+const char *topology_name(topology_t t) {
+    switch (t) {
+    case TOPO_LOCAL: return "local";
+    case TOPO_RING: return "ring";
+    case TOPO_PS: return "ps";
+    }
+    return "?";
+}
+
+const char *sync_name(sync_mode_t s) {
+    switch (s) {
+    case SYNC_BSP: return "bsp";
+    case SYNC_ASYNC: return "async";
+    case SYNC_SSP: return "ssp";
+    }
+    return "?";
+}
+
+static void defaults(options_t *o) {
+    memset(o, 0, sizeof *o);
+    o->topology = TOPO_LOCAL;
+    strcpy(o->layers_spec, "784,512,256,10");
+    o->batch = 64;
+    o->epochs = 10;
+    o->lr = 0.05f;
+    o->momentum = 0.9f;
+    o->weight_decay = 0.0f;
+    o->seed = 42;
+    strcpy(o->data_dir, "data/mnist");
+    o->threads = 1;
+    o->scaling = SCALING_WEAK;
+    o->lr_scale_linear = 1;
+    o->accumulate = 1;
+    o->allreduce = ALLREDUCE_RING;
+    o->bucket_mb = 4.0f;
+    o->chunk_kb = 256;
+    o->servers = 1;
+    o->sync = SYNC_BSP;
+    o->staleness = 2;
+    strcpy(o->transport, "tcp");
+    strcpy(o->bind, "127.0.0.1");
+    o->peer_timeout = 10.0f;
+    o->slow_rank = -1;
+}
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return 2; } while (0)
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_float(const char *s, double lo, double hi, float *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
+    *out = (float)v;
+    return 0;
+}
+
+static int copy_str(char *dst, size_t cap, const char *src) {
+    if (strlen(src) >= cap) return -1;
+    strcpy(dst, src);
+    return 0;
+}
+
+int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen) {
+    defaults(o);
+    long v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+        const char *name = optind > 1 && optind - 1 < argc ? argv[optind - 1] : "?";
+        switch (c) {
+        case OPT_TOPOLOGY:
+            if (!strcmp(optarg, "local")) o->topology = TOPO_LOCAL;
+            else if (!strcmp(optarg, "ring")) o->topology = TOPO_RING;
+            else if (!strcmp(optarg, "ps")) o->topology = TOPO_PS;
+            else FAIL("--topology must be local, ring or ps: got '%s'", optarg);
+            break;
+        case OPT_LAYERS:
+            if (copy_str(o->layers_spec, sizeof o->layers_spec, optarg)) FAIL("--layers is too long");
+            break;
+        case OPT_BATCH:
+            if (parse_long(optarg, 1, 1 << 20, &v)) FAIL("--batch must be an integer in 1..1048576: got '%s'", optarg);
+            o->batch = (int)v; break;
+        case OPT_EPOCHS:
+            if (parse_long(optarg, 1, 100000, &v)) FAIL("--epochs must be an integer >= 1: got '%s'", optarg);
+            o->epochs = (int)v; break;
+        case OPT_STEPS:
+            if (parse_long(optarg, 1, 1L << 40, &v)) FAIL("--steps must be an integer >= 1: got '%s'", optarg);
+            o->steps = v; break;
+        case OPT_LR:
+            if (parse_float(optarg, 1e-12, 1e3, &o->lr)) FAIL("--lr must be a number > 0: got '%s'", optarg);
+            break;
+        case OPT_MOMENTUM:
+            if (parse_float(optarg, 0, 0.999999, &o->momentum)) FAIL("--momentum must be in [0, 1): got '%s'", optarg);
+            break;
+        case OPT_WD:
+            if (parse_float(optarg, 0, 1, &o->weight_decay)) FAIL("--weight-decay must be in [0, 1]: got '%s'", optarg);
+            break;
+        case OPT_SEED: {
+            char *end; errno = 0;
+            unsigned long long s = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-') FAIL("--seed must be a non-negative integer: got '%s'", optarg);
+            o->seed = s; break;
+        }
+        case OPT_DATA:
+            if (copy_str(o->data_dir, sizeof o->data_dir, optarg)) FAIL("--data path is too long");
+            break;
+        case OPT_TRAIN_LIMIT:
+            if (parse_long(optarg, 1, 1L << 30, &v)) FAIL("--train-limit must be an integer >= 1: got '%s'", optarg);
+            o->train_limit = (int)v; break;
+        case OPT_TEST_LIMIT:
+            if (parse_long(optarg, 1, 1L << 30, &v)) FAIL("--test-limit must be an integer >= 1: got '%s'", optarg);
+            o->test_limit = (int)v; break;
+        case OPT_DROP_LAST: o->drop_last = 1; break;
+        case OPT_THREADS:
+            if (parse_long(optarg, 1, 1024, &v)) FAIL("--threads must be an integer in 1..1024: got '%s'", optarg);
+            o->threads = (int)v; break;
+        case OPT_CSV:
+            if (copy_str(o->csv, sizeof o->csv, optarg)) FAIL("--csv path is too long");
+            break;
+        case OPT_CKPT:
+            if (copy_str(o->checkpoint, sizeof o->checkpoint, optarg)) FAIL("--checkpoint path is too long");
+            break;
+        case OPT_CKPT_EVERY:
+            if (parse_long(optarg, 1, 1L << 30, &v)) FAIL("--checkpoint-every must be an integer >= 1: got '%s'", optarg);
+            o->checkpoint_every = (int)v; break;
+        case OPT_RESUME:
+            if (copy_str(o->resume, sizeof o->resume, optarg)) FAIL("--resume path is too long");
+            break;
+        case OPT_QUIET: o->quiet = 1; break;
+        case OPT_LOG_EVERY:
+            if (parse_long(optarg, 1, 1L << 30, &v)) FAIL("--log-every must be an integer >= 1: got '%s'", optarg);
+            o->log_every = (int)v; break;
+        case OPT_LOSS_LOG:
+            if (copy_str(o->loss_log, sizeof o->loss_log, optarg)) FAIL("--loss-log path is too long");
+            break;
+        case OPT_DUMP_PARAMS:
+            if (copy_str(o->dump_params, sizeof o->dump_params, optarg)) FAIL("--dump-params path is too long");
+            break;
+        case OPT_SCALING:
+            if (!strcmp(optarg, "weak")) o->scaling = SCALING_WEAK;
+            else if (!strcmp(optarg, "strong")) o->scaling = SCALING_STRONG;
+            else FAIL("--scaling must be weak or strong: got '%s'", optarg);
+            break;
+        case OPT_LR_SCALE:
+            if (!strcmp(optarg, "linear")) o->lr_scale_linear = 1;
+            else if (!strcmp(optarg, "none")) o->lr_scale_linear = 0;
+            else FAIL("--lr-scale must be linear or none: got '%s'", optarg);
+            break;
+        case OPT_WARMUP:
+            if (parse_float(optarg, 0, 1e6, &o->warmup_epochs)) FAIL("--warmup-epochs must be a number >= 0: got '%s'", optarg);
+            break;
+        case OPT_ACCUMULATE:
+            if (parse_long(optarg, 1, 1024, &v)) FAIL("--accumulate must be an integer in 1..1024: got '%s'", optarg);
+            o->accumulate = (int)v; break;
+        case OPT_FP16: o->fp16 = 1; break;
+        case OPT_ALLREDUCE:
+            if (!strcmp(optarg, "ring")) o->allreduce = ALLREDUCE_RING;
+            else if (!strcmp(optarg, "mpi")) o->allreduce = ALLREDUCE_MPI;
+            else FAIL("--allreduce must be ring or mpi: got '%s'", optarg);
+            break;
+        case OPT_OVERLAP: o->overlap = 1; break;
+        case OPT_BUCKET_MB:
+            if (parse_float(optarg, 1.0 / 1024, 4096, &o->bucket_mb)) FAIL("--bucket-mb must be a number in [1/1024, 4096]: got '%s'", optarg);
+            break;
+        case OPT_CHUNK_KB:
+            if (parse_long(optarg, 1, 1 << 20, &v)) FAIL("--chunk-kb must be an integer in 1..1048576: got '%s'", optarg);
+            o->chunk_kb = (int)v; break;
+        case OPT_SERVERS:
+            if (parse_long(optarg, 1, 4096, &v)) FAIL("--servers must be an integer >= 1: got '%s'", optarg);
+            o->servers = (int)v; break;
+        case OPT_SYNC:
+            if (!strcmp(optarg, "bsp")) o->sync = SYNC_BSP;
+            else if (!strcmp(optarg, "async")) o->sync = SYNC_ASYNC;
+            else if (!strcmp(optarg, "ssp")) o->sync = SYNC_SSP;
+            else FAIL("--sync must be bsp, async or ssp: got '%s'", optarg);
+            break;
+        case OPT_STALENESS:
+            if (parse_long(optarg, 0, 1 << 20, &v)) FAIL("--staleness must be an integer >= 0: got '%s'", optarg);
+            o->staleness = (int)v; break;
+        case OPT_TRANSPORT:
+            if (strcmp(optarg, "tcp") && strcmp(optarg, "ipc")) FAIL("--transport must be tcp or ipc: got '%s'", optarg);
+            strcpy(o->transport, optarg); break;
+        case OPT_BIND:
+            if (!optarg[0] || copy_str(o->bind, sizeof o->bind, optarg)) FAIL("--bind needs an address (e.g. 127.0.0.1 or 10.0.0.5)");
+            break;
+        case OPT_PEER_TIMEOUT:
+            if (parse_float(optarg, 0.1, 86400, &o->peer_timeout)) FAIL("--peer-timeout must be a number of seconds in [0.1, 86400]: got '%s'", optarg);
+            break;
+        case OPT_SLOW_RANK:
+            if (parse_long(optarg, 0, 1 << 20, &v)) FAIL("--slow-rank must be an integer >= 0: got '%s'", optarg);
+            o->slow_rank = (int)v; break;
+        case OPT_SLOW_MS:
+            if (parse_long(optarg, 0, 600000, &v)) FAIL("--slow-ms must be an integer in 0..600000: got '%s'", optarg);
+            o->slow_ms = (int)v; break;
+        case 'h':
+            options_usage(stdout);
+            return 1;
+        case ':':
+            FAIL("option %s needs a value (see --help)", name);
+        default:
+            FAIL("unknown option '%s' (see --help)", name);
+        }
+    }
+    if (optind < argc) FAIL("unexpected argument '%s' (see --help)", argv[optind]);
+
+    char lerr[256];
+    o->nsizes = mlp_parse_layers(o->layers_spec, o->sizes, MLP_MAX_SIZES, lerr, sizeof lerr);
+    if (o->nsizes < 0) FAIL("%s", lerr);
+    struct stat st;
+    if (stat(o->data_dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        FAIL("--data %s: no such directory (fetch MNIST with experiments/get-mnist)", o->data_dir);
+    if (o->topology != TOPO_RING && (o->overlap || o->allreduce != ALLREDUCE_RING))
+        FAIL("--overlap and --allreduce apply to --topology ring only");
+    if (o->topology != TOPO_PS && o->sync != SYNC_BSP)
+        FAIL("--sync applies to --topology ps only");
+    if (o->topology == TOPO_LOCAL && o->fp16)
+        FAIL("--fp16 applies to --topology ring or ps (local has no exchange to compress)");
+    if (o->resume[0] && stat(o->resume, &st) != 0)
+        FAIL("--resume %s: no such file", o->resume);
+    if (o->slow_ms > 0 && o->slow_rank < 0)
+        FAIL("--slow-ms needs --slow-rank");
+    return 0;
+}
+
+/* FNV-1a over the fields every rank must agree on; paths, logging and --slow-* are per-rank. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001b3ull; }
+    return h;
+}
+
+uint64_t options_fingerprint(const options_t *o) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    int ints[] = {o->topology, o->batch, o->epochs, o->train_limit, o->test_limit, o->drop_last,
+                  o->scaling, o->lr_scale_linear, o->accumulate, o->fp16, o->allreduce, o->overlap,
+                  o->chunk_kb, o->servers, o->sync, o->staleness, o->nsizes, o->log_every,
+                  o->loss_log[0] != 0};   /* the last two decide which steps run a collective */
+    h = fnv(h, ints, sizeof ints);
+    h = fnv(h, o->sizes, sizeof(int) * (size_t)o->nsizes);
+    float fl[] = {o->lr, o->momentum, o->weight_decay, o->warmup_epochs, o->bucket_mb};
+    h = fnv(h, fl, sizeof fl);
+    h = fnv(h, &o->steps, sizeof o->steps);
+    h = fnv(h, &o->seed, sizeof o->seed);
+    h = fnv(h, o->transport, strlen(o->transport));
+    return h;
+}
