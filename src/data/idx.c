@@ -1,7 +1,9 @@
 /* idx.c: IDX reader for MNIST-format images (magic 0x00000803) and labels (0x00000801), plain or
  * gzipped (zlib's gzread passes plain files through unchanged, so one code path reads both).
  * Every problem a truncated, padded, corrupt or hostile file can have becomes one "PATH: problem"
- * string; nothing here prints or exits, the caller decides.
+ * string; nothing here prints or exits, the caller decides. "Length" means the decompressed IDX
+ * content: bytes after a complete gzip member that are not another member are skipped by zlib
+ * (as `gzip -d` does, with a warning), so they cannot be reported here.
  * It does not shuffle, shard or batch (sampler.c, batch.c), and it does not download (see
  * experiments/get-mnist). */
 #include "idx.h"
