@@ -1,0 +1,614 @@
+/* test_model.c: Check suites for src/model: layers against naive double-precision references,
+ * MLP gradients against central finite differences, the optimizer against hand-computed steps,
+ * --layers parsing and the OpenBLAS core-type decision as tables.
+ * main() runs blas_setup like every psring program, so the suites run on the kernels the fix
+ * picks, and one test checks that the fix took effect. */
+#include "config.h"
+#include "common/rng.h"
+#include "model/blas.h"
+#include "model/layers.h"
+#include "model/mlp.h"
+#include "model/optim.h"
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char blas_log[512];
+
+static void fill_random(float *p, size_t n, rng_t *r, float scale) {
+    for (size_t i = 0; i < n; i++) p[i] = (2.0f * rng_float(r) - 1.0f) * scale;
+}
+
+static float *fvec(size_t n) {
+    float *p = calloc(n ? n : 1, sizeof(float));
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+/* |a - b| <= tol * max(1, |b|) */
+static void assert_close(const float *a, const double *ref, size_t n, double tol, const char *what) {
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - ref[i]), s = fabs(ref[i]) > 1.0 ? fabs(ref[i]) : 1.0;
+        ck_assert_msg(d <= tol * s, "%s[%zu] = %.7g, reference %.7g", what, i, a[i], ref[i]);
+    }
+}
+
+/* ---------------------------------------------------------------------------------- layers */
+
+static const struct { int B, IN, OUT; } shapes[] = {
+    {1, 1, 1}, {3, 5, 7}, {7, 3, 5}, {2, 17, 1}, {13, 1, 9}, {64, 33, 10}, {5, 129, 31},
+};
+#define NSHAPES (int)(sizeof shapes / sizeof *shapes)
+
+START_TEST(linear_forward_matches_naive) {
+    int B = shapes[_i].B, IN = shapes[_i].IN, OUT = shapes[_i].OUT;
+    rng_t r;
+    rng_init(&r, 100 + _i, 0);
+    float *x = fvec((size_t)B * IN), *w = fvec((size_t)OUT * IN), *b = fvec(OUT), *out = fvec((size_t)B * OUT);
+    fill_random(x, (size_t)B * IN, &r, 1.0f);
+    fill_random(w, (size_t)OUT * IN, &r, 1.0f);
+    fill_random(b, OUT, &r, 1.0f);
+    fill_random(out, (size_t)B * OUT, &r, 100.0f);  /* garbage: forward must overwrite it */
+    linear_forward(out, x, w, b, B, IN, OUT);
+    double *ref = calloc((size_t)B * OUT, sizeof(double));
+    for (int i = 0; i < B; i++)
+        for (int o = 0; o < OUT; o++) {
+            double s = b[o];
+            for (int k = 0; k < IN; k++) s += (double)x[i * IN + k] * w[o * IN + k];
+            ref[i * OUT + o] = s;
+        }
+    assert_close(out, ref, (size_t)B * OUT, 1e-5, "out");
+    free(x); free(w); free(b); free(out); free(ref);
+}
+END_TEST
+
+START_TEST(linear_backward_matches_naive_and_adds) {
+    int B = shapes[_i].B, IN = shapes[_i].IN, OUT = shapes[_i].OUT;
+    rng_t r;
+    rng_init(&r, 200 + _i, 0);
+    float *x = fvec((size_t)B * IN), *w = fvec((size_t)OUT * IN), *dout = fvec((size_t)B * OUT);
+    float *dw = fvec((size_t)OUT * IN), *db = fvec(OUT), *dx = fvec((size_t)B * IN);
+    fill_random(x, (size_t)B * IN, &r, 1.0f);
+    fill_random(w, (size_t)OUT * IN, &r, 1.0f);
+    fill_random(dout, (size_t)B * OUT, &r, 1.0f);
+    /* the gradients start non-zero: backward must ADD to them; dx starts as garbage: OVERWRITE */
+    fill_random(dw, (size_t)OUT * IN, &r, 1.0f);
+    fill_random(db, OUT, &r, 1.0f);
+    fill_random(dx, (size_t)B * IN, &r, 100.0f);
+    double *rdw = calloc((size_t)OUT * IN, sizeof(double)), *rdb = calloc(OUT, sizeof(double)),
+           *rdx = calloc((size_t)B * IN, sizeof(double));
+    for (int o = 0; o < OUT; o++) {
+        rdb[o] = db[o];
+        for (int k = 0; k < IN; k++) rdw[o * IN + k] = dw[o * IN + k];
+    }
+    for (int i = 0; i < B; i++)
+        for (int o = 0; o < OUT; o++) {
+            double g = dout[i * OUT + o];
+            rdb[o] += g;
+            for (int k = 0; k < IN; k++) {
+                rdw[o * IN + k] += g * x[i * IN + k];
+                rdx[i * IN + k] += g * w[o * IN + k];
+            }
+        }
+    linear_backward(dx, dw, db, dout, x, w, B, IN, OUT);
+    assert_close(dw, rdw, (size_t)OUT * IN, 1e-5, "dw");
+    assert_close(db, rdb, OUT, 1e-5, "db");
+    assert_close(dx, rdx, (size_t)B * IN, 1e-5, "dx");
+    /* the first layer passes dinp = NULL: weight gradients still accumulate */
+    linear_backward(NULL, dw, db, dout, x, w, B, IN, OUT);
+    for (int o = 0; o < OUT; o++) {
+        double s = 0;
+        for (int i = 0; i < B; i++) s += dout[i * OUT + o];
+        rdb[o] += s;
+        for (int k = 0; k < IN; k++) {
+            double t = 0;
+            for (int i = 0; i < B; i++) t += (double)dout[i * OUT + o] * x[i * IN + k];
+            rdw[o * IN + k] += t;
+        }
+    }
+    assert_close(dw, rdw, (size_t)OUT * IN, 1e-5, "dw (second call)");
+    assert_close(db, rdb, OUT, 1e-5, "db (second call)");
+    free(x); free(w); free(dout); free(dw); free(db); free(dx); free(rdw); free(rdb); free(rdx);
+}
+END_TEST
+
+START_TEST(relu_forward_backward) {
+    const float in[] = {-2.0f, -0.0f, 0.0f, 1e-30f, 3.5f, -1e-30f, 7.0f};
+    const float want[] = {0, 0, 0, 1e-30f, 3.5f, 0, 7.0f};
+    const float dout[] = {1, 2, 3, 4, 5, 6, 7};
+    const float want_d[] = {0, 0, 0, 4, 5, 0, 7};
+    int n = 7;
+    float out[7], buf[7], d[7];
+    relu_forward(out, in, n);
+    memcpy(buf, in, sizeof buf);
+    relu_forward(buf, buf, n);  /* in place */
+    for (int i = 0; i < n; i++) {
+        ck_assert_float_eq(out[i], want[i]);
+        ck_assert_float_eq(buf[i], want[i]);
+    }
+    relu_backward(d, dout, out, n);
+    memcpy(buf, dout, sizeof buf);
+    relu_backward(buf, buf, out, n);  /* in place */
+    for (int i = 0; i < n; i++) {
+        ck_assert_float_eq(d[i], want_d[i]);
+        ck_assert_float_eq(buf[i], want_d[i]);
+    }
+}
+END_TEST
+
+START_TEST(softmax_xent_matches_reference) {
+    enum { B = 5, C = 7 };
+    rng_t r;
+    rng_init(&r, 7, 0);
+    float logits[B * C], probs[B * C], d[B * C];
+    uint8_t y[B] = {0, 6, 3, 3, 1};
+    fill_random(logits, B * C, &r, 5.0f);
+    logits[2 * C + 4] = 80.0f;  /* large logits must not overflow */
+    logits[3 * C + 3] = -80.0f; /* nor a tiny probability of the label give inf/NaN */
+    float loss = softmax_xent_forward(probs, logits, y, B, C);
+    double ref_loss = 0, ref_p[B * C], ref_d[B * C];
+    for (int i = 0; i < B; i++) {
+        double m = -INFINITY, s = 0;
+        for (int j = 0; j < C; j++) m = fmax(m, logits[i * C + j]);
+        for (int j = 0; j < C; j++) s += exp((double)logits[i * C + j] - m);
+        for (int j = 0; j < C; j++) {
+            ref_p[i * C + j] = exp((double)logits[i * C + j] - m) / s;
+            ref_d[i * C + j] = (ref_p[i * C + j] - (j == y[i])) / B;
+        }
+        ref_loss += -(((double)logits[i * C + y[i]] - m) - log(s));
+    }
+    ref_loss /= B;
+    ck_assert_msg(fabs(loss - ref_loss) <= 1e-5 * fabs(ref_loss), "loss %.7g vs %.7g", loss, ref_loss);
+    ck_assert(ref_loss > 10.0);  /* the -80 logit dominates: a real, large loss */
+    assert_close(probs, ref_p, B * C, 1e-6, "probs");
+    softmax_xent_backward(d, probs, y, B, C);
+    assert_close(d, ref_d, B * C, 1e-6, "dlogits");
+}
+END_TEST
+
+Suite *suite_layers(void) {
+    Suite *s = suite_create("layers");
+    TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, linear_forward_matches_naive, 0, NSHAPES);
+    tcase_add_loop_test(tc, linear_backward_matches_naive_and_adds, 0, NSHAPES);
+    tcase_add_test(tc, relu_forward_backward);
+    tcase_add_test(tc, softmax_xent_matches_reference);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* ------------------------------------------------------------------------------------- mlp */
+
+static const int small_sizes[] = {6, 5, 4, 3};
+
+static void make_batch(float *x, uint8_t *y, int B, int D, int C, uint64_t seed) {
+    rng_t r;
+    rng_init(&r, seed, 1);
+    fill_random(x, (size_t)B * D, &r, 2.0f);
+    for (int i = 0; i < B; i++) y[i] = (uint8_t)rng_below(&r, C);
+}
+
+START_TEST(mlp_layout_and_count) {
+    const int s[] = {784, 256, 10};
+    ck_assert_uint_eq(mlp_count_params(s, 3), 784 * 256 + 256 + 256 * 10 + 10);
+    mlp_t m;
+    mlp_init(&m, small_sizes, 4, 8, 1);
+    ck_assert_int_eq(m.nlayers, 3);
+    ck_assert_uint_eq(m.nparams, mlp_count_params(small_sizes, 4));
+    size_t off = 0;
+    for (int l = 0; l < m.nlayers; l++) {
+        ck_assert_uint_eq(m.w_off[l], off);
+        off += (size_t)small_sizes[l + 1] * small_sizes[l];
+        ck_assert_uint_eq(m.b_off[l], off);
+        off += small_sizes[l + 1];
+    }
+    ck_assert_uint_eq(off, m.nparams);
+    mlp_free(&m);
+}
+END_TEST
+
+START_TEST(mlp_init_deterministic_and_bounded) {
+    const int s[] = {784, 64, 10};
+    mlp_t a, b, c;
+    mlp_init(&a, s, 3, 4, 42);
+    mlp_init(&b, s, 3, 4, 42);
+    mlp_init(&c, s, 3, 4, 43);
+    ck_assert_mem_eq(a.params, b.params, a.nparams * sizeof(float));
+    size_t same = 0;
+    for (size_t i = 0; i < a.nparams; i++) same += a.params[i] == c.params[i];
+    ck_assert_msg(same < a.nparams / 100, "seeds 42 and 43 share %zu of %zu values", same, a.nparams);
+    for (int l = 0; l < a.nlayers; l++) {
+        float bound = 1.0f / sqrtf((float)s[l]);
+        size_t n = (size_t)s[l + 1] * s[l] + s[l + 1];
+        double sum = 0, sq = 0, maxabs = 0;
+        for (size_t i = 0; i < n; i++) {
+            float v = a.params[a.w_off[l] + i];
+            ck_assert_msg(fabsf(v) <= bound, "layer %d value %g beyond 1/sqrt(in) = %g", l, v, bound);
+            sum += v; sq += (double)v * v; maxabs = fmax(maxabs, fabs(v));
+        }
+        /* uniform on (-bound, bound): mean 0, variance bound^2/3, and it reaches near the edge */
+        double mean = sum / n, var = sq / n - mean * mean;
+        ck_assert_msg(fabs(mean) < 0.05 * bound, "layer %d mean %g", l, mean);
+        ck_assert_msg(fabs(var / (bound * bound / 3.0) - 1.0) < 0.1, "layer %d variance %g", l, var);
+        ck_assert(maxabs > 0.95 * bound);
+    }
+    /* the biases are drawn too (not left at zero) */
+    ck_assert(a.params[a.b_off[0]] != 0.0f || a.params[a.b_off[0] + 1] != 0.0f);
+    for (size_t i = 0; i < a.nparams; i++) ck_assert(a.grads[i] == 0.0f);
+    mlp_free(&a); mlp_free(&b); mlp_free(&c);
+}
+END_TEST
+
+/* every parameter's analytic gradient against a central difference of the mean loss */
+START_TEST(mlp_gradients_match_finite_differences) {
+    enum { B = 4 };
+    const int D = small_sizes[0], C = small_sizes[3];
+    mlp_t m;
+    mlp_init(&m, small_sizes, 4, B, 5);
+    float x[B * 6];
+    uint8_t y[B];
+    make_batch(x, y, B, D, C, 9);
+    mlp_zero_grad(&m);
+    mlp_forward(&m, x, y, B);
+    mlp_backward(&m, x, y, B, NULL, NULL);
+    const float eps = 1e-2f;
+    int checked = 0;
+    double worst = 0;
+    for (size_t i = 0; i < m.nparams; i++) {
+        float keep = m.params[i];
+        m.params[i] = keep + eps;
+        double lp = mlp_forward(&m, x, y, B);
+        m.params[i] = keep - eps;
+        double lm = mlp_forward(&m, x, y, B);
+        m.params[i] = keep;
+        double num = (lp - lm) / (2.0 * eps), ana = m.grads[i];
+        /* relative error, with an absolute floor for gradients that are (close to) zero */
+        double den = fmax(fmax(fabs(num), fabs(ana)), 1e-2);
+        double rel = fabs(num - ana) / den;
+        worst = fmax(worst, rel);
+        ck_assert_msg(rel < 1e-2, "param %zu: analytic %.6g, numeric %.6g (rel %.3g)", i, ana, num, rel);
+        checked++;
+    }
+    ck_assert_int_eq(checked, 74);
+    /* the test has teeth only if the gradient is not all zero */
+    double norm = 0;
+    for (size_t i = 0; i < m.nparams; i++) norm += fabs(m.grads[i]);
+    ck_assert(norm > 1e-2);
+    mlp_free(&m);
+}
+END_TEST
+
+START_TEST(mlp_backward_adds) {
+    enum { B = 5 };
+    mlp_t m;
+    mlp_init(&m, small_sizes, 4, B, 11);
+    float x[B * 6];
+    uint8_t y[B];
+    make_batch(x, y, B, 6, 3, 12);
+    mlp_forward(&m, x, y, B);
+    mlp_backward(&m, x, y, B, NULL, NULL);
+    float *once = malloc(m.nparams * sizeof(float));
+    memcpy(once, m.grads, m.nparams * sizeof(float));
+    mlp_forward(&m, x, y, B);
+    mlp_backward(&m, x, y, B, NULL, NULL);
+    for (size_t i = 0; i < m.nparams; i++)
+        ck_assert_msg(fabsf(m.grads[i] - 2.0f * once[i]) <= 1e-6f + 1e-5f * fabsf(once[i]),
+                      "grad %zu: %g after two passes, %g after one", i, m.grads[i], once[i]);
+    mlp_zero_grad(&m);
+    for (size_t i = 0; i < m.nparams; i++) ck_assert(m.grads[i] == 0.0f);
+    free(once);
+    mlp_free(&m);
+}
+END_TEST
+
+typedef struct {
+    int n;
+    size_t off[MLP_MAX_SIZES], cnt[MLP_MAX_SIZES];
+    const mlp_t *m;
+    float *snap;  /* grads as they were when their range was reported */
+} cb_log_t;
+
+static void record_cb(void *ctx, size_t offset, size_t count) {
+    cb_log_t *log = ctx;
+    ck_assert_int_lt(log->n, MLP_MAX_SIZES);
+    ck_assert_uint_le(offset + count, log->m->nparams);
+    log->off[log->n] = offset;
+    log->cnt[log->n] = count;
+    log->n++;
+    memcpy(log->snap + offset, log->m->grads + offset, count * sizeof(float));
+}
+
+START_TEST(mlp_backward_callback_order_and_coverage) {
+    const int s[] = {9, 8, 7, 6, 5};
+    enum { B = 3 };
+    mlp_t m;
+    mlp_init(&m, s, 5, B, 3);
+    float x[B * 9];
+    uint8_t y[B];
+    make_batch(x, y, B, 9, 5, 4);
+    cb_log_t log = {.m = &m, .snap = calloc(m.nparams, sizeof(float))};
+    mlp_forward(&m, x, y, B);
+    mlp_backward(&m, x, y, B, record_cb, &log);
+    /* "final": nothing after the callback changed the reported range */
+    ck_assert_mem_eq(log.snap, m.grads, m.nparams * sizeof(float));
+    free(log.snap);
+    ck_assert_int_eq(log.n, m.nlayers);
+    size_t end = m.nparams;
+    for (int k = 0; k < log.n; k++) {
+        int l = m.nlayers - 1 - k;  /* last layer first */
+        ck_assert_uint_eq(log.off[k], m.w_off[l]);
+        ck_assert_uint_eq(log.off[k] + log.cnt[k], end);  /* contiguous, no gap or overlap */
+        ck_assert_uint_eq(log.cnt[k], (size_t)s[l + 1] * s[l] + s[l + 1]);
+        end = log.off[k];
+    }
+    ck_assert_uint_eq(end, 0);
+    mlp_free(&m);
+}
+END_TEST
+
+/* a 2-2 net with W = I, b = 0 classifies by the larger input */
+START_TEST(mlp_correct_counts_argmax) {
+    const int s[] = {2, 2};
+    mlp_t m;
+    mlp_init(&m, s, 2, 4, 1);
+    const float p[] = {1, 0, 0, 1, 0, 0};
+    memcpy(m.params, p, sizeof p);
+    const float x[] = {3, 1, 0, 2, 5, -1, -1, -2};
+    const uint8_t all0[] = {0, 0, 0, 0}, truth[] = {0, 1, 0, 0}, wrong[] = {1, 0, 1, 1};
+    ck_assert_int_eq(mlp_correct(&m, x, truth, 4), 4);
+    ck_assert_int_eq(mlp_correct(&m, x, wrong, 4), 0);
+    ck_assert_int_eq(mlp_correct(&m, x, all0, 4), 3);
+    ck_assert_float_eq(mlp_forward(&m, x, NULL, 4), 0.0f);
+    mlp_free(&m);
+}
+END_TEST
+
+/* two Gaussian-free blobs: class = (x0 + x1 > 0); a few hundred SGD steps must learn it */
+START_TEST(mlp_trains_on_separable_toy) {
+    const int s[] = {4, 16, 2};
+    enum { N = 256, B = 32 };
+    mlp_t m;
+    mlp_init(&m, s, 3, N, 8);
+    static float x[N * 4];
+    static uint8_t y[N];
+    rng_t r;
+    rng_init(&r, 99, 0);
+    fill_random(x, N * 4, &r, 1.0f);
+    for (int i = 0; i < N; i++) y[i] = x[i * 4] + x[i * 4 + 1] > 0.0f;
+    optim_config_t oc = {.lr = 0.2f, .momentum = 0.9f, .weight_decay = 0.0f};
+    float *v = calloc(m.nparams * optim_state_per_param(&oc), sizeof(float));
+    float first = mlp_forward(&m, x, y, N);
+    for (int step = 0; step < 300; step++) {
+        int k = (step * B) % N;
+        mlp_zero_grad(&m);
+        mlp_forward(&m, x + k * 4, y + k, B);
+        mlp_backward(&m, x + k * 4, y + k, B, NULL, NULL);
+        optim_step(&oc, m.params, m.grads, v, m.nparams, oc.lr);
+    }
+    float last = mlp_forward(&m, x, y, N);
+    int correct = mlp_correct(&m, x, y, N);
+    ck_assert_msg(last < 0.3f * first, "loss went from %g to %g", first, last);
+    ck_assert_msg(correct >= 0.95 * N, "%d of %d correct", correct, N);
+    free(v);
+    mlp_free(&m);
+}
+END_TEST
+
+static const struct { const char *spec; int n; const char *err_has; } layer_specs[] = {
+    {"784,256,10", 3, NULL},
+    {"784,10", 2, NULL},
+    {"784,512,256,128,10", 5, NULL},
+    {"784,65536,10", 3, NULL},
+    {"784,1,10", 3, NULL},
+    {"784,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,10", 17, NULL},
+    {"784,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,10", -1, "more than 17"},
+    {"700,10", -1, "--layers must start with 784 (the MNIST input) and end with 10 (the classes): got 700,10"},
+    {"784,256,11", -1, "end with 10"},
+    {"784", -1, "at least 2"},
+    {"", -1, "empty"},
+    {"784,,10", -1, "not a whole number"},
+    {"784,abc,10", -1, "'abc' is not a whole number"},
+    {"784,25x,10", -1, "not a whole number"},
+    {"784,256,10,", -1, "not a whole number"},
+    {"784, 256,10", -1, "not a whole number"},
+    {"784,+256,10", -1, "not a whole number"},
+    {"784,2.5,10", -1, "not a whole number"},
+    {"784,0,10", -1, "out of range"},
+    {"784,-3,10", -1, "out of range"},
+    {"784,65537,10", -1, "out of range"},
+    {"784,99999999999999999999999,10", -1, "out of range"},
+};
+
+START_TEST(mlp_parse_layers_table) {
+    int sizes[MLP_MAX_SIZES + 4];
+    char err[256] = "";
+    int n = mlp_parse_layers(layer_specs[_i].spec, sizes, MLP_MAX_SIZES, err, sizeof err);
+    ck_assert_msg(n == layer_specs[_i].n, "'%s': got %d, want %d (%s)", layer_specs[_i].spec, n,
+                  layer_specs[_i].n, err);
+    if (n < 0) {
+        ck_assert_msg(strstr(err, layer_specs[_i].err_has) != NULL, "'%s': error '%s' lacks '%s'",
+                      layer_specs[_i].spec, err, layer_specs[_i].err_has);
+        ck_assert(strchr(err, '\n') == NULL);
+    } else {
+        ck_assert_int_eq(sizes[0], 784);
+        ck_assert_int_eq(sizes[n - 1], 10);
+    }
+    if (_i == 2) {
+        const int want[] = {784, 512, 256, 128, 10};
+        for (int k = 0; k < 5; k++) ck_assert_int_eq(sizes[k], want[k]);
+    }
+}
+END_TEST
+
+Suite *suite_mlp(void) {
+    Suite *s = suite_create("mlp");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, mlp_layout_and_count);
+    tcase_add_test(tc, mlp_init_deterministic_and_bounded);
+    tcase_add_test(tc, mlp_gradients_match_finite_differences);
+    tcase_add_test(tc, mlp_backward_adds);
+    tcase_add_test(tc, mlp_backward_callback_order_and_coverage);
+    tcase_add_test(tc, mlp_correct_counts_argmax);
+    tcase_add_test(tc, mlp_trains_on_separable_toy);
+    tcase_add_loop_test(tc, mlp_parse_layers_table, 0, (int)(sizeof layer_specs / sizeof *layer_specs));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* ----------------------------------------------------------------------------------- optim */
+
+/* torch.optim.SGD(lr=0.1, momentum=0.9, weight_decay=0.01), three steps, computed by hand
+ * (d = g + wd p; v = mu v + d; p -= lr v) in double */
+START_TEST(optim_sgd_three_steps) {
+    optim_config_t c = {.lr = 123.0f /* must be ignored: the lr argument rules */, .momentum = 0.9f,
+                        .weight_decay = 0.01f};
+    ck_assert_uint_eq(optim_state_per_param(&c), 1);
+    float p[] = {1.0f, -2.0f, 0.5f}, v[3] = {0};
+    const float g[] = {0.5f, 0.25f, -1.0f};
+    const double want_p[3][3] = {{0.949, -2.023, 0.5995},
+                                 {0.852151, -2.066677, 0.7884505},
+                                 {0.714134749, -2.128919623, 1.0577175}};
+    const double want_v[3][3] = {{0.51, 0.23, -0.995},
+                                 {0.96849, 0.43677, -1.889505},
+                                 {1.38016251, 0.62242623, -2.692669995}};
+    for (int s = 0; s < 3; s++) {
+        optim_step(&c, p, g, v, 3, 0.1f);
+        for (int i = 0; i < 3; i++) {
+            ck_assert_msg(fabs(p[i] - want_p[s][i]) < 1e-6, "step %d p[%d] = %.9g, want %.9g", s + 1, i, p[i], want_p[s][i]);
+            ck_assert_msg(fabs(v[i] - want_v[s][i]) < 1e-6, "step %d v[%d] = %.9g, want %.9g", s + 1, i, v[i], want_v[s][i]);
+        }
+    }
+}
+END_TEST
+
+/* momentum 0, no decay: plain p -= lr g; and a count that is not a multiple of any vector width
+ * touches exactly count elements */
+START_TEST(optim_plain_sgd_and_count) {
+    optim_config_t c = {.lr = 0.5f, .momentum = 0.0f, .weight_decay = 0.0f};
+    enum { N = 37 };
+    float p[N + 3], g[N + 3], v[N + 3];
+    for (int i = 0; i < N + 3; i++) { p[i] = (float)i; g[i] = 0.25f * (float)(i % 5); v[i] = -7.0f; }
+    optim_step(&c, p, g, v, N, 0.5f);
+    optim_step(&c, p, g, v, 0, 0.5f);  /* count 0 is a no-op */
+    for (int i = 0; i < N; i++) ck_assert_float_eq_tol(p[i], (float)i - 0.5f * g[i], 1e-6f);
+    for (int i = N; i < N + 3; i++) { ck_assert_float_eq(p[i], (float)i); ck_assert_float_eq(v[i], -7.0f); }
+}
+END_TEST
+
+Suite *suite_optim(void) {
+    Suite *s = suite_create("optim");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, optim_sgd_three_steps);
+    tcase_add_test(tc, optim_plain_sgd_and_count);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* ------------------------------------------------------------------------------------ blas */
+
+static const struct { const char *core; int f, bw, vl, a2, fma; const char *want; } picks[] = {
+    {"Prescott", 1, 1, 1, 1, 1, "SkylakeX"},
+    {"prescott", 1, 1, 1, 1, 1, "SkylakeX"},   /* case-insensitive */
+    {"Haswell", 1, 1, 1, 1, 1, "SkylakeX"},
+    {"Zen", 1, 1, 1, 1, 1, "SkylakeX"},        /* Zen 4/5 have AVX-512 that Zen kernels ignore */
+    {"SkylakeX", 1, 1, 1, 1, 1, NULL},
+    {"SKYLAKEX", 1, 1, 1, 1, 1, NULL},
+    {"Cooperlake", 1, 1, 1, 1, 1, NULL},
+    {"SapphireRapids", 1, 1, 1, 1, 1, NULL},
+    {"Prescott", 1, 0, 1, 1, 1, "Haswell"},    /* AVX-512F without BW: SkylakeX kernels need BW */
+    {"Prescott", 0, 0, 0, 1, 1, "Haswell"},
+    {"Nehalem", 0, 0, 0, 1, 1, "Haswell"},
+    {"Sandybridge", 0, 0, 0, 1, 1, "Haswell"},
+    {"Core2", 0, 0, 0, 1, 1, "Haswell"},
+    {"Atom", 0, 0, 0, 1, 1, "Haswell"},
+    {"Prescott", 0, 0, 0, 1, 0, NULL},         /* AVX2 without FMA: Haswell kernels would fault */
+    {"Prescott", 0, 0, 0, 0, 0, NULL},
+    {"Haswell", 0, 0, 0, 1, 1, NULL},
+    {"Zen", 0, 0, 0, 1, 1, NULL},
+    {"Excavator", 0, 0, 0, 1, 1, NULL},
+    {"Bulldozer", 0, 0, 0, 1, 1, NULL},
+    {NULL, 0, 0, 0, 1, 1, "Haswell"},           /* no name at all counts as unknown */
+};
+
+START_TEST(blas_pick_table) {
+    const char *got = blas_pick_coretype(picks[_i].core, picks[_i].f, picks[_i].bw, picks[_i].vl,
+                                         picks[_i].a2, picks[_i].fma);
+    const char *want = picks[_i].want;
+    ck_assert_msg((got == NULL) == (want == NULL) && (!got || strcmp(got, want) == 0),
+                  "core %s avx512f/bw/vl %d/%d/%d avx2 %d fma %d: got %s, want %s",
+                  picks[_i].core ? picks[_i].core : "(null)", picks[_i].f, picks[_i].bw,
+                  picks[_i].vl, picks[_i].a2, picks[_i].fma, got ? got : "NULL", want ? want : "NULL");
+}
+END_TEST
+
+/* main() ran blas_setup: unless the user chose a core or disabled the fix, OpenBLAS must now be on
+ * a core the decision is happy with, and when it re-executed the log says so */
+START_TEST(blas_setup_took_effect) {
+#ifndef HAVE_OPENBLAS_GET_CORENAME
+    return;
+#endif
+    const char *core = blas_corename();
+    ck_assert_ptr_nonnull(core);
+    ck_assert(core[0] != '\0');
+    if (strstr(blas_log, "set by the user") || strstr(blas_log, "PSRING_NO_BLAS_FIX")) return;
+    __builtin_cpu_init();
+    const char *pick = blas_pick_coretype(core, __builtin_cpu_supports("avx512f"),
+                                          __builtin_cpu_supports("avx512bw"),
+                                          __builtin_cpu_supports("avx512vl"),
+                                          __builtin_cpu_supports("avx2"), __builtin_cpu_supports("fma"));
+    ck_assert_msg(pick == NULL, "OpenBLAS still on %s after blas_setup (log: '%s')", core, blas_log);
+    if (blas_log[0]) {
+        ck_assert_msg(strstr(blas_log, "re-executed with OPENBLAS_CORETYPE=") != NULL, "log '%s'", blas_log);
+        ck_assert(strstr(blas_log, core) != NULL);
+        ck_assert_ptr_null(getenv("PSRING_BLAS_REEXEC"));  /* the marker does not leak to children */
+    }
+}
+END_TEST
+
+/* with OPENBLAS_CORETYPE already set, blas_setup must neither exec nor override it */
+START_TEST(blas_setup_respects_user_choice) {
+    setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+    unsetenv("PSRING_BLAS_REEXEC");
+    char line[256] = "junk";
+    blas_setup(0, NULL, 1, line, sizeof line);  /* argv NULL: an exec attempt would crash */
+    ck_assert_msg(strstr(line, "OPENBLAS_CORETYPE=Prescott set by the user") != NULL, "log '%s'", line);
+    ck_assert_str_eq(getenv("OPENBLAS_CORETYPE"), "Prescott");
+}
+END_TEST
+
+START_TEST(blas_setup_reports_reexec) {
+    setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+    setenv("PSRING_BLAS_REEXEC", "Prescott", 1);
+    char line[512];
+    blas_setup(0, NULL, 1, line, sizeof line);
+    ck_assert_msg(strncmp(line, "blas: OpenBLAS picked Prescott for this CPU (", 45) == 0, "log '%s'", line);
+    ck_assert_msg(strstr(line, "re-executed with OPENBLAS_CORETYPE=SkylakeX, now ") != NULL, "log '%s'", line);
+    ck_assert(strchr(line, '\n') == NULL);
+    ck_assert_ptr_null(getenv("PSRING_BLAS_REEXEC"));
+}
+END_TEST
+
+Suite *suite_blas(void) {
+    Suite *s = suite_create("blas");
+    TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, blas_pick_table, 0, (int)(sizeof picks / sizeof *picks));
+    tcase_add_test(tc, blas_setup_took_effect);
+    tcase_add_test(tc, blas_setup_respects_user_choice);
+    tcase_add_test(tc, blas_setup_reports_reexec);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv) {
+    blas_setup(argc, argv, 1, blas_log, sizeof blas_log);
+    if (blas_log[0]) printf("%s\n", blas_log);
+    SRunner *sr = srunner_create(suite_layers());
+    srunner_add_suite(sr, suite_mlp());
+    srunner_add_suite(sr, suite_optim());
+    srunner_add_suite(sr, suite_blas());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
