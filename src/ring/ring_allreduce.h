@@ -1,0 +1,55 @@
+/* ring_allreduce.h: in-place sum-allreduce of a float buffer over an MPI communicator, as a ring
+ * (reduce-scatter, then allgather), pipelined in chunks; and a variant whose wire format is IEEE
+ * half (fp16) while every addition happens in float.
+ *
+ *   ring_t r;
+ *   ring_init(&r, MPI_COMM_WORLD, max_count, chunk_bytes);   // collective; dups the communicator
+ *   ring_allreduce(&r, grads, count);                        // collective; grads = sum over ranks
+ *   ring_free(&r);                                           // collective
+ *
+ * Every rank must call with the same count. Any count (0 included) and any number of ranks (1
+ * included) work. Scratch is allocated at init for max_count; a larger count grows it once.
+ * Failures in MPI abort the job with the call's file:line (see mpi_check.h). Not thread-safe per
+ * ring_t: give each thread its own (each has its own communicator, so rings never cross-match). */
+#ifndef PSRING_RING_ALLREDUCE_H
+#define PSRING_RING_ALLREDUCE_H
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RING_DEFAULT_CHUNK_BYTES (256u * 1024u)
+#define RING_DEFAULT_WINDOW 4
+
+typedef struct {
+    MPI_Comm comm;          /* private duplicate of the caller's communicator */
+    int rank, size, left, right;
+    size_t chunk;           /* elements per pipeline chunk */
+    size_t window;          /* receives kept posted ahead of the one being reduced */
+    size_t cap_count;       /* the count the request array is sized for */
+    float *rslot;           /* window x chunk floats: reduce-scatter receive slots */
+    uint16_t *hrslot;       /* window x chunk halves: fp16 receive slots */
+    uint16_t *hsslot;       /* 2 window x chunk halves: fp16 send staging */
+    MPI_Request *sreq;      /* one per chunk-step sent: 2 (N-1) x chunks per segment */
+    size_t nsreq;
+    MPI_Request *rreq;      /* window */
+    uint64_t bytes_sent;    /* payload bytes this rank sent / received, summed over calls */
+    uint64_t bytes_recv;
+} ring_t;
+
+/* chunk_bytes is the pipeline chunk in bytes of float data (0: RING_DEFAULT_CHUNK_BYTES). */
+void ring_init(ring_t *r, MPI_Comm comm, size_t max_count, size_t chunk_bytes);
+void ring_free(ring_t *r);
+/* buf[i] = sum over ranks of buf[i], i < count; identical on every rank on return. */
+void ring_allreduce(ring_t *r, float *buf, size_t count);
+/* The same, with halves on the wire: each hop adds the received halves to its float segment and
+ * sends the sum as halves; the final owner rounds its segment to half too, so every rank returns
+ * bit-identical values. Error per element <= about (N-1) half-ulps of the partial sums. */
+void ring_allreduce_fp16(ring_t *r, float *buf, size_t count);
+
+/* Segment j of count elements split over n ranks: the first count % n segments are one element
+ * longer. Exposed for tests. */
+void ring_segment(size_t count, int n, int j, size_t *off, size_t *len);
+/* dst[i] += src[i] (vectorised) */
+void ring_add(float *restrict dst, const float *restrict src, size_t n);
+
+#endif

@@ -1,0 +1,410 @@
+/* ring_exchange.c: the "ring" topology for the shared trainer (exchange.h). Every process is a
+ * worker; a step allreduce-sums the local mean gradients (psring's ring, or MPI_Allreduce as the
+ * baseline), scales by 1/N and runs the same optimizer on every worker, so parameters stay
+ * identical without ever being sent after the initial broadcast.
+ *   --fp16      gradients travel as halves (ring: float accumulation per hop; mpi: MPI_Allreduce
+ *               on halves with a user-defined half-sum op, which rounds after every addition)
+ *   --overlap   grad_ready() fuses finished ranges (last layer first) into buckets of
+ *               --bucket-mb and a communication thread allreduces full buckets on its own
+ *               duplicated communicator while backward continues; step() sends the rest and waits.
+ * What it does not do: hierarchical (multi-host aware) rings, or any recovery from a dead peer
+ * (MPI ends the job; mpirun names the rank). */
+#include "ring_allreduce.h"
+#include "half.h"
+#include "mpi_check.h"
+#include "train/exchange.h"
+#include "common/check.h"
+#include "common/timer.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct { size_t lo, hi; } range_t;
+
+/* the overlap machinery: a queue of ranges of this step's gradient buffer */
+typedef struct {
+    pthread_t thread;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_job, cv_done;
+    ring_t ring;             /* its own ring, hence its own communicator */
+    float *grads;            /* this step's gradient buffer (NULL: no grad_ready yet) */
+    range_t *q;              /* ranges handed over this step, in order */
+    size_t nq, qcap, next;   /* next: first range the thread has not started */
+    size_t done;             /* ranges finished */
+    int quit;
+    range_t open;            /* bucket being filled (lo == hi: empty) */
+    size_t bucket;           /* elements per bucket */
+} overlap_t;
+
+typedef struct {
+    MPI_Comm comm;           /* duplicate of MPI_COMM_WORLD: broadcasts, averages, MPI_Allreduce */
+    ring_t ring;
+    size_t count;
+    float *state;            /* optimizer state, count x optim_state_per_param */
+    size_t nstate;
+    allreduce_impl_t impl;
+    int fp16, overlap;
+    uint16_t *half;          /* --allreduce mpi --fp16: the wire buffer */
+    MPI_Op half_sum;
+    int started_mpi;
+    float *params_seen;      /* the trainer's parameter buffer (sync_params/step), for state_get/set */
+    overlap_t ov;
+} ringex_t;
+
+/* ---- fp16 over MPI_Allreduce: sum of halves, rounded to half after each addition ---- */
+static void half_sum_fn(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    const uint16_t *a = in;
+    uint16_t *b = inout;
+    float fa[1024], fb[1024];
+    for (int i = 0; i < *len; i += 1024) {
+        int n = *len - i < 1024 ? *len - i : 1024;
+        half_to_float(fa, a + i, (size_t)n);
+        half_to_float(fb, b + i, (size_t)n);
+        ring_add(fb, fa, (size_t)n);
+        half_from_float(b + i, fb, (size_t)n);
+    }
+}
+
+/* sum-allreduce buf[0, n) with the configured implementation; the ring r for ours, comm for MPI's.
+ * off is where buf starts in the whole gradient (the fp16 wire buffer is indexed the same way). */
+static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf, size_t off, size_t n) {
+    ringex_t *x = ex->impl;
+    int N = ex->world_size;
+    if (N == 1 || n == 0) return;
+    if (x->impl == ALLREDUCE_RING) {
+        if (x->fp16) ring_allreduce_fp16(r, buf, n); else ring_allreduce(r, buf, n);
+        return;
+    }
+    size_t esz = x->fp16 ? sizeof(uint16_t) : sizeof(float);
+    /* MPI_Allreduce's internals are opaque: count the bandwidth-optimal payload, as for the ring */
+    uint64_t nominal = (uint64_t)(2.0 * (N - 1) / N * (double)n * (double)esz);
+    /* MPI takes int counts: go in pieces of at most 1 Gi elements */
+    for (size_t done = 0; done < n;) {
+        size_t m = n - done > (1u << 30) ? (1u << 30) : n - done;
+        if (x->fp16) {
+            uint16_t *h = x->half + off + done;
+            half_from_float(h, buf + done, m);
+            mpiCheck(MPI_Allreduce(MPI_IN_PLACE, h, (int)m, MPI_UINT16_T, x->half_sum, comm));
+            half_to_float(buf + done, h, m);
+        } else {
+            mpiCheck(MPI_Allreduce(MPI_IN_PLACE, buf + done, (int)m, MPI_FLOAT, MPI_SUM, comm));
+        }
+        done += m;
+    }
+    ex->stats.bytes_sent += nominal;
+    ex->stats.bytes_recv += nominal;
+}
+
+/* ---- the communication thread ---- */
+static void *overlap_main(void *arg) {
+    exchange_t *ex = arg;
+    ringex_t *x = ex->impl;
+    overlap_t *ov = &x->ov;
+    pthread_mutex_lock(&ov->mu);
+    for (;;) {
+        while (!ov->quit && ov->next == ov->nq) pthread_cond_wait(&ov->cv_job, &ov->mu);
+        if (ov->next == ov->nq && ov->quit) break;
+        range_t r = ov->q[ov->next++];
+        float *g = ov->grads;
+        pthread_mutex_unlock(&ov->mu);
+        allreduce_range(ex, &ov->ring, ov->ring.comm, g + r.lo, r.lo, r.hi - r.lo);
+        pthread_mutex_lock(&ov->mu);
+        ov->done++;
+        pthread_cond_signal(&ov->cv_done);
+    }
+    pthread_mutex_unlock(&ov->mu);
+    return NULL;
+}
+
+/* caller holds ov->mu */
+static void overlap_push(overlap_t *ov, range_t r) {
+    if (r.hi <= r.lo) return;
+    for (size_t i = 0; i < ov->nq; i++)
+        if (r.lo < ov->q[i].hi && ov->q[i].lo < r.hi)
+            die("ring exchange: grad_ready range [%zu, %zu) overlaps [%zu, %zu) already sent this step",
+                r.lo, r.hi, ov->q[i].lo, ov->q[i].hi);
+    if (ov->nq == ov->qcap) {
+        ov->qcap = ov->qcap ? 2 * ov->qcap : 64;
+        range_t *q = xmalloc(ov->qcap * sizeof *q);
+        if (ov->nq) memcpy(q, ov->q, ov->nq * sizeof *q);
+        free(ov->q);
+        ov->q = q;
+    }
+    ov->q[ov->nq++] = r;
+    pthread_cond_signal(&ov->cv_job);
+}
+
+static void ring_grad_ready(exchange_t *ex, float *grads, size_t offset, size_t count) {
+    ringex_t *x = ex->impl;
+    overlap_t *ov = &x->ov;
+    if (!x->overlap || count == 0) return;
+    if (offset + count > x->count)
+        die("ring exchange: grad_ready range [%zu, %zu) beyond the %zu parameters", offset, offset + count, x->count);
+    pthread_mutex_lock(&ov->mu);
+    if (ov->grads && ov->grads != grads)
+        die("ring exchange: grad_ready got a different gradient buffer within one step");
+    ov->grads = grads;
+    range_t r = { offset, offset + count };
+    if (ov->open.hi > ov->open.lo && r.hi == ov->open.lo) {
+        ov->open.lo = r.lo;                    /* the usual case: the layer just below */
+    } else {
+        overlap_push(ov, ov->open);            /* not adjacent: ship what we have */
+        ov->open = r;
+    }
+    if (ov->open.hi - ov->open.lo >= ov->bucket) {
+        overlap_push(ov, ov->open);
+        ov->open.lo = ov->open.hi = 0;
+    }
+    pthread_mutex_unlock(&ov->mu);
+}
+
+/* step() with overlap: send the open bucket and every range nobody reported, wait for all */
+static void overlap_flush(exchange_t *ex, float *grads) {
+    ringex_t *x = ex->impl;
+    overlap_t *ov = &x->ov;
+    pthread_mutex_lock(&ov->mu);
+    if (ov->grads != grads)
+        die("ring exchange: step() got a different gradient buffer than grad_ready()");
+    overlap_push(ov, ov->open);
+    ov->open.lo = ov->open.hi = 0;
+    /* the complement of what was queued, from the top down like backward (sorted by a scan) */
+    size_t hi = x->count;
+    while (hi > 0) {
+        size_t lo = 0, nexthi = 0;            /* the highest queued range below hi */
+        int found = 0;
+        for (size_t i = 0; i < ov->nq; i++)
+            if (ov->q[i].hi <= hi && (!found || ov->q[i].hi > lo)) { lo = ov->q[i].hi; nexthi = ov->q[i].lo; found = 1; }
+        if (!found) { overlap_push(ov, (range_t){0, hi}); break; }
+        if (lo < hi) overlap_push(ov, (range_t){lo, hi});
+        hi = nexthi;
+    }
+    while (ov->done < ov->nq) pthread_cond_wait(&ov->cv_done, &ov->mu);
+    ov->nq = ov->next = ov->done = 0;
+    ov->grads = NULL;
+    pthread_mutex_unlock(&ov->mu);
+}
+
+/* ---- exchange ops ---- */
+static int ring_sync_params(exchange_t *ex, float *params, size_t count) {
+    ringex_t *x = ex->impl;
+    x->params_seen = params;
+    for (size_t done = 0; done < count;) {
+        size_t m = count - done > (1u << 30) ? (1u << 30) : count - done;
+        mpiCheck(MPI_Bcast(params + done, (int)m, MPI_FLOAT, 0, x->comm));
+        done += m;
+    }
+    for (size_t done = 0; done < x->nstate;) {
+        size_t m = x->nstate - done > (1u << 30) ? (1u << 30) : x->nstate - done;
+        mpiCheck(MPI_Bcast(x->state + done, (int)m, MPI_FLOAT, 0, x->comm));
+        done += m;
+    }
+    return 0;
+}
+
+static void scale(float *restrict g, float s, size_t n) {
+    for (size_t i = 0; i < n; i++) g[i] *= s;
+}
+
+static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, float lr) {
+    ringex_t *x = ex->impl;
+    if (count != x->count) {
+        fprintf(stderr, "psring: ring exchange: step() with %zu parameters, created for %zu\n", count, x->count);
+        return -1;
+    }
+    x->params_seen = params;
+    double t0 = timer_now();
+    uint64_t s0 = x->ring.bytes_sent + x->ov.ring.bytes_sent, r0 = x->ring.bytes_recv + x->ov.ring.bytes_recv;
+    if (x->overlap && x->ov.grads) overlap_flush(ex, grads);
+    else allreduce_range(ex, &x->ring, x->comm, grads, 0, count);
+    if (ex->world_size > 1) scale(grads, 1.0f / (float)ex->world_size, count);
+    ex->stats.bytes_sent += x->ring.bytes_sent + x->ov.ring.bytes_sent - s0;
+    ex->stats.bytes_recv += x->ring.bytes_recv + x->ov.ring.bytes_recv - r0;
+    double t1 = timer_now();
+    optim_step(&ex->optim, params, grads, x->state, count, lr);
+    double t2 = timer_now();
+    ex->stats.exchange_s += t1 - t0;
+    ex->stats.optimizer_s += t2 - t1;
+    ex->stats.steps++;
+    return 0;
+}
+
+static int ring_average(exchange_t *ex, double *vals, int n) {
+    ringex_t *x = ex->impl;
+    if (n <= 0) return 0;
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_SUM, x->comm));
+    for (int i = 0; i < n; i++) vals[i] /= ex->world_size;
+    return 0;
+}
+
+static int ring_serve(exchange_t *ex) {
+    fprintf(stderr, "psring: ring exchange has no servers; serve() called on rank %d\n", ex->process_rank);
+    return -1;
+}
+
+static int ring_state_get(exchange_t *ex, float *params, float *state, size_t count) {
+    ringex_t *x = ex->impl;
+    if (count != x->count) {
+        fprintf(stderr, "psring: ring exchange: state_get for %zu parameters, created for %zu\n", count, x->count);
+        return -1;
+    }
+    /* parameters live in the trainer's buffer; copy them only if asked into another one */
+    if (params && x->params_seen && params != x->params_seen) memcpy(params, x->params_seen, count * sizeof(float));
+    if (state) memcpy(state, x->state, x->nstate * sizeof(float));
+    return 0;
+}
+
+/* Restore from a checkpoint: worker 0's copy wins (it may be the only one that read the file), so
+ * params (into the trainer's buffer, when it is known and different) and state are broadcast. */
+static int ring_state_set(exchange_t *ex, const float *params, const float *state, size_t count) {
+    ringex_t *x = ex->impl;
+    if (count != x->count) {
+        fprintf(stderr, "psring: ring exchange: state_set for %zu parameters, created for %zu\n", count, x->count);
+        return -1;
+    }
+    if (state) memcpy(x->state, state, x->nstate * sizeof(float));
+    if (params && x->params_seen && params != x->params_seen) memcpy(x->params_seen, params, count * sizeof(float));
+    if (x->params_seen) return ring_sync_params(ex, x->params_seen, count);
+    for (size_t done = 0; done < x->nstate;) {
+        size_t m = x->nstate - done > (1u << 30) ? (1u << 30) : x->nstate - done;
+        mpiCheck(MPI_Bcast(x->state + done, (int)m, MPI_FLOAT, 0, x->comm));
+        done += m;
+    }
+    return 0;
+}
+
+static int ring_finish(exchange_t *ex, float *params, size_t count) {
+    return 0;   /* nothing remote: every worker already holds the final parameters */
+}
+
+static void ring_free_ex(exchange_t *ex) {
+    ringex_t *x = ex->impl;
+    if (x->ov.started) {
+        pthread_mutex_lock(&x->ov.mu);
+        x->ov.quit = 1;
+        pthread_cond_signal(&x->ov.cv_job);
+        pthread_mutex_unlock(&x->ov.mu);
+        pthread_join(x->ov.thread, NULL);
+        ring_free(&x->ov.ring);
+        pthread_mutex_destroy(&x->ov.mu);
+        pthread_cond_destroy(&x->ov.cv_job);
+        pthread_cond_destroy(&x->ov.cv_done);
+    }
+    free(x->ov.q);
+    ring_free(&x->ring);
+    if (x->half_sum != MPI_OP_NULL) mpiCheck(MPI_Op_free(&x->half_sum));
+    mpiCheck(MPI_Comm_free(&x->comm));
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (x->started_mpi && !fin) mpiCheck(MPI_Finalize());
+    free(x->state);
+    free(x->half);
+    free(x);
+    free(ex);
+}
+
+static const exchange_ops_t ring_ops = {
+    .name = "ring",
+    .sync_params = ring_sync_params,
+    .grad_ready = ring_grad_ready,
+    .step = ring_step,
+    .average = ring_average,
+    .serve = ring_serve,
+    .state_get = ring_state_get,
+    .state_set = ring_state_set,
+    .finish = ring_finish,
+    .free = ring_free_ex,
+};
+
+/* Every rank must run the same options and model: compare fingerprints before any collective on
+ * the gradient, so a mismatch is one clear line and exit 2 rather than a hang or a garbled sum. */
+static void check_fingerprints(const options_t *o, size_t count, int rank, int size) {
+    uint64_t mine[2] = { options_fingerprint(o), (uint64_t)count };
+    uint64_t *all = xmalloc(2 * (size_t)size * sizeof(uint64_t));
+    mpiCheck(MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, MPI_COMM_WORLD));
+    char list[512] = "";
+    int bad = 0;
+    size_t used = 0;
+    for (int i = 1; i < size; i++) {
+        if (all[2 * i] == all[0] && all[2 * i + 1] == all[1]) continue;
+        if (bad++ < 16 && used < sizeof list - 16)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", used ? ", " : "", i);
+    }
+    if (bad) {
+        if (rank == 0) {
+            fprintf(stderr, "psring: ring: options differ across ranks: rank%s %s%s disagree%s with rank 0 "
+                    "(fingerprint %016llx, %zu parameters); start every rank with the same flags\n",
+                    bad > 1 ? "s" : "", list, bad > 16 ? ", ..." : "", bad > 1 ? "" : "s",
+                    (unsigned long long)all[0], (size_t)all[1]);
+            fflush(stderr);
+            MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
+        }
+        sleep(30);   /* rank 0 is aborting the job; only if that failed, abort from here */
+        MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
+    }
+    free(all);
+}
+
+exchange_t *exchange_ring_create(const options_t *o, size_t count) {
+    int inited = 0, started = 0;
+    mpiCheck(MPI_Initialized(&inited));
+    if (!inited) {
+        /* the overlap thread makes MPI calls while the main thread waits (never both at once, the
+         * mutex serialises them), so SERIALIZED would do; ask MULTIPLE and accept SERIALIZED */
+        int want = o->overlap ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, got = 0;
+        mpiCheck(MPI_Init_thread(NULL, NULL, want, &got));
+        int need = o->overlap ? MPI_THREAD_SERIALIZED : MPI_THREAD_FUNNELED;
+        if (got < need) {
+            fprintf(stderr, "psring: ring: --overlap needs MPI_THREAD_SERIALIZED, this MPI gives level %d\n", got);
+            MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
+        }
+        started = 1;
+    }
+    exchange_t *ex = xcalloc(1, sizeof *ex);
+    ringex_t *x = xcalloc(1, sizeof *x);
+    ex->impl = x;
+    ex->ops = &ring_ops;
+    x->started_mpi = started;
+    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &ex->rank));
+    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &ex->world_size));
+    ex->process_rank = ex->rank;
+    ex->process_count = ex->world_size;
+    ex->is_worker = 1;
+    check_fingerprints(o, count, ex->rank, ex->world_size);
+    MPI_Comm node;
+    mpiCheck(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ex->rank, MPI_INFO_NULL, &node));
+    mpiCheck(MPI_Comm_rank(node, &ex->local_rank));
+    mpiCheck(MPI_Comm_free(&node));
+    mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &x->comm));
+    mpiCheck(MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN));
+
+    ex->optim = (optim_config_t){ o->lr, o->momentum, o->weight_decay };
+    ex->stats.staleness_mean = -1;
+    x->count = count;
+    x->nstate = count * optim_state_per_param(&ex->optim);
+    x->state = xcalloc(x->nstate ? x->nstate : 1, sizeof(float));
+    x->impl = o->allreduce;
+    x->fp16 = o->fp16;
+    x->overlap = o->overlap;
+    x->half_sum = MPI_OP_NULL;
+    size_t chunk_bytes = (size_t)(o->chunk_kb > 0 ? o->chunk_kb : 0) * 1024;
+    ring_init(&x->ring, MPI_COMM_WORLD, count, chunk_bytes);
+    if (x->impl == ALLREDUCE_MPI && x->fp16) {
+        x->half = xmalloc((count ? count : 1) * sizeof(uint16_t));
+        mpiCheck(MPI_Op_create(half_sum_fn, 1, &x->half_sum));
+    }
+    if (x->overlap) {
+        overlap_t *ov = &x->ov;
+        double b = (double)o->bucket_mb * 1024.0 * 1024.0 / sizeof(float);
+        ov->bucket = b < 1 ? 1 : (size_t)b;
+        ring_init(&ov->ring, MPI_COMM_WORLD, ov->bucket < count ? ov->bucket : count, chunk_bytes);
+        if (pthread_mutex_init(&ov->mu, NULL) || pthread_cond_init(&ov->cv_job, NULL) ||
+            pthread_cond_init(&ov->cv_done, NULL))
+            die("ring exchange: pthread mutex/cond init failed");
+        int rc = pthread_create(&ov->thread, NULL, overlap_main, ex);
+        if (rc) die("ring exchange: pthread_create: %s", strerror(rc));
+        ov->started = 1;
+    }
+    return ex;
+}
