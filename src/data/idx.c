@@ -106,16 +106,14 @@ static int idx_read_payload(gzFile f, const char *path, size_t n, size_t header_
             goto fail;
         }
     }
-    /* one byte past the promised end is enough to call it garbage; count it all for the message */
+    /* one byte past the promised end is garbage; count up to one chunk of it for the message
+     * (reading a hostile multi-GB tail to the end just to count it would be wasted time) */
     unsigned char extra[4096];
-    size_t more = 0, got;
-    do {
-        if (idx_read_some(f, path, extra, sizeof extra, &got, err, errlen) != 0) goto fail;
-        more += got;
-    } while (got == sizeof extra);
+    size_t more;
+    if (idx_read_some(f, path, extra, sizeof extra, &more, err, errlen) != 0) goto fail;
     if (more) {
-        seterr(err, errlen, "%s: %zu trailing bytes after the %zu the header promises", path, more,
-               header_bytes + n);
+        seterr(err, errlen, "%s: %s%zu trailing bytes after the %zu the header promises", path,
+               more == sizeof extra ? "at least " : "", more, header_bytes + n);
         goto fail;
     }
     *out = buf;
