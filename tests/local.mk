@@ -1,1 +1,8 @@
-# tests: Check suites for the foundation (topologies add theirs in their own local.mk)
+# tests: the trainer's own suites (topologies add theirs in their folder's local.mk)
+check_PROGRAMS += tests/test_train
+tests_test_train_SOURCES = tests/test_train.c
+tests_test_train_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_train_LDADD = src/train/libtrain.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
+  $(CHECK_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lm
+TESTS += tests/test_train tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
+EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh

@@ -1,0 +1,39 @@
+# tests/common.sh: sourced by the shell tests. Finds the build, the data and mpirun; gives
+# fail/skip helpers with automake's exit codes (77 = SKIP, 99 = hard error).
+set -u
+TOP_BUILDDIR=${TOP_BUILDDIR:-$(pwd)}
+TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+TRAIN="$TOP_BUILDDIR/psring-train"
+MPIRUN=${MPIRUN:-mpirun}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_pml=ob1
+MPIRUN_FLAGS="--oversubscribe --mca pml ob1"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+pass() { echo "PASS: $*"; }
+
+# MNIST: the repo's data/mnist (./quickstart fetches it), else $MNIST_DIR, else skip
+find_mnist() {
+  for d in "${MNIST_DIR:-}" "$TOP_SRCDIR/data/mnist" "${PSRING_MNIST_DIR:-}"; do
+    if [[ -n $d ]] && ls "$d"/train-images-idx3-ubyte* >/dev/null 2>&1; then echo "$d"; return 0; fi
+  done
+  return 1
+}
+
+# a scratch directory removed on exit
+scratch() {
+  SCRATCH=$(mktemp -d /tmp/psring-test.XXXXXX)
+  trap 'rm -rf "$SCRATCH"' EXIT
+}
+
+# compare two "step,loss" files: same steps, every loss within rel tolerance
+compare_losses() { # a b rtol
+  awk -F, -v rtol="$3" '
+    NR==FNR { a[$1]=$2; n++; next }
+    { if (!($1 in a)) { printf "step %s missing in first file\n", $1; bad=1; exit 1 }
+      d = a[$1]-$2; if (d<0) d=-d; m = a[$1]; if (m<0) m=-m
+      if (d > rtol*m + 1e-12) { printf "step %s: %.9g vs %.9g (rel %.3g)\n", $1, a[$1], $2, d/m; bad=1 }
+      c++ }
+    END { if (c != n) { printf "%d steps vs %d\n", n, c; bad=1 }; if (c == 0) { print "no steps"; bad=1 }; exit bad }' "$1" "$2"
+}

@@ -1,0 +1,297 @@
+/* test_train.c: Check suites for the trainer's own pieces: options (every bad value rejected with
+ * code 2 and a message naming the flag), the results CSV (quoting, header once, foreign header
+ * refused) and checkpoints (round trip, corruption, truncation, wrong model). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "train/options.h"
+#include "train/metrics.h"
+#include "train/checkpoint.h"
+
+static char tmpdir[256];
+
+static void make_tmpdir(void) {
+    strcpy(tmpdir, "/tmp/psring-test-train-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* runs options_parse on a space-separated command line; --data is prepended (must exist) */
+static int parse_line(options_t *o, const char *line, char *err, size_t errlen) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "psring-train --data %s %s", tmpdir, line);
+    char *argv[64];
+    int argc = 0;
+    for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " ")) argv[argc++] = t;
+    argv[argc] = NULL;
+    return options_parse(o, argc, argv, err, errlen);
+}
+
+static const struct { const char *line; const char *needle; } bad_options[] = {
+    {"--batch -3", "--batch"},
+    {"--batch 0", "--batch"},
+    {"--batch abc", "--batch"},
+    {"--epochs 0", "--epochs"},
+    {"--lr -1", "--lr"},
+    {"--lr nan", "--lr"},
+    {"--momentum 1.5", "--momentum"},
+    {"--layers 700,10", "784"},
+    {"--layers 784,256,9", "10"},
+    {"--layers 784", "--layers"},
+    {"--layers 784,x,10", "--layers"},
+    {"--topology star", "--topology"},
+    {"--sync maybe --topology ps", "--sync"},
+    {"--allreduce nccl2 --topology ring", "--allreduce"},
+    {"--frobnicate", "frobnicate"},
+    {"--scaling medium", "--scaling"},
+    {"--seed -1", "--seed"},
+    {"--transport udp --topology ps", "--transport"},
+    {"--servers 0 --topology ps", "--servers"},
+    {"--overlap", "--overlap"},
+    {"--sync async", "--sync"},
+    {"--fp16", "--fp16"},
+    {"--resume /nonexistent/ckpt", "--resume"},
+    {"--slow-ms 5", "--slow-rank"},
+    {"stray", "stray"},
+    {"--batch", "--batch"},
+};
+
+START_TEST(test_options_bad) {
+    make_tmpdir();
+    options_t o;
+    char err[512] = "";
+    int rc = parse_line(&o, bad_options[_i].line, err, sizeof err);
+    ck_assert_msg(rc == 2, "'%s' gave %d, expected 2", bad_options[_i].line, rc);
+    ck_assert_msg(strstr(err, bad_options[_i].needle) != NULL, "'%s': message '%s' does not name '%s'",
+                  bad_options[_i].line, err, bad_options[_i].needle);
+    ck_assert_msg(strchr(err, '\n') == NULL, "error must be one line: '%s'", err);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_options_good) {
+    make_tmpdir();
+    options_t o;
+    char err[512] = "";
+    ck_assert_int_eq(parse_line(&o, "", err, sizeof err), 0);
+    ck_assert_int_eq(o.topology, TOPO_LOCAL);
+    ck_assert_int_eq(o.nsizes, 4);
+    ck_assert_int_eq(o.sizes[1], 512);
+    ck_assert_int_eq(o.batch, 64);
+    ck_assert_int_eq(parse_line(&o, "--topology ps --servers 2 --sync ssp --staleness 3 --layers 784,128,10 --batch 32 "
+                                    "--lr 0.1 --fp16 --transport ipc", err, sizeof err), 0);
+    ck_assert_int_eq(o.topology, TOPO_PS);
+    ck_assert_int_eq(o.servers, 2);
+    ck_assert_int_eq(o.sync, SYNC_SSP);
+    ck_assert_int_eq(o.staleness, 3);
+    ck_assert_int_eq(o.nsizes, 3);
+    ck_assert_int_eq(o.batch, 32);
+    ck_assert_float_eq_tol(o.lr, 0.1f, 1e-7f);
+    ck_assert_int_eq(o.fp16, 1);
+    ck_assert_str_eq(o.transport, "ipc");
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_options_missing_data) {
+    options_t o;
+    char err[512] = "";
+    char *argv[] = {"psring-train", "--data", "/nonexistent/mnist", NULL};
+    ck_assert_int_eq(options_parse(&o, 3, argv, err, sizeof err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent/mnist"));
+}
+END_TEST
+
+START_TEST(test_options_fingerprint) {
+    make_tmpdir();
+    options_t a, b;
+    char err[512];
+    ck_assert_int_eq(parse_line(&a, "--layers 784,128,10 --batch 32", err, sizeof err), 0);
+    ck_assert_int_eq(parse_line(&b, "--layers 784,128,10 --batch 32 --quiet --csv x.csv", err, sizeof err), 0);
+    ck_assert_msg(options_fingerprint(&a) == options_fingerprint(&b), "per-rank options must not change the fingerprint");
+    ck_assert_int_eq(parse_line(&b, "--layers 784,256,10 --batch 32", err, sizeof err), 0);
+    ck_assert(options_fingerprint(&a) != options_fingerprint(&b));
+    ck_assert_int_eq(parse_line(&b, "--layers 784,128,10 --batch 32 --seed 7", err, sizeof err), 0);
+    ck_assert(options_fingerprint(&a) != options_fingerprint(&b));
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- metrics CSV ------------------------------------------------------------------------------ */
+
+START_TEST(test_metrics_quote) {
+    char out[64];
+    metrics_quote(out, sizeof out, "plain");
+    ck_assert_str_eq(out, "plain");
+    metrics_quote(out, sizeof out, "784,256,10");
+    ck_assert_str_eq(out, "\"784,256,10\"");
+    metrics_quote(out, sizeof out, "say \"hi\"");
+    ck_assert_str_eq(out, "\"say \"\"hi\"\"\"");
+    metrics_quote(out, sizeof out, "");
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(test_metrics_append) {
+    make_tmpdir();
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/r.csv", tmpdir);
+    metrics_row_t r;
+    metrics_row_init(&r);
+    metrics_set(&r, "topology", "ring");
+    metrics_set(&r, "layers", "%s", "784,256,10");
+    metrics_set(&r, "workers", "%d", 4);
+    ck_assert_int_eq(metrics_append(path, &r, err, sizeof err), 0);
+    ck_assert_int_eq(metrics_append(path, &r, err, sizeof err), 0);
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    int lines = 0, headers = 0;
+    while (fgets(line, sizeof line, f)) {
+        lines++;
+        if (!strncmp(line, "topology,", 9)) headers++;
+        else {
+            ck_assert_ptr_nonnull(strstr(line, "ring,"));
+            ck_assert_ptr_nonnull(strstr(line, ",\"784,256,10\","));
+            /* as many fields as columns: count commas outside quotes */
+            int commas = 0, inq = 0;
+            for (char *p = line; *p; p++) { if (*p == '"') inq = !inq; else if (*p == ',' && !inq) commas++; }
+            int ncols = 0;
+            while (metrics_columns[ncols]) ncols++;
+            ck_assert_int_eq(commas, ncols - 1);
+        }
+    }
+    fclose(f);
+    ck_assert_int_eq(lines, 3);
+    ck_assert_int_eq(headers, 1);
+    /* a file with another header is refused, not appended to */
+    snprintf(path, sizeof path, "%s/other.csv", tmpdir);
+    f = fopen(path, "w");
+    fputs("a,b,c\n1,2,3\n", f);
+    fclose(f);
+    ck_assert_int_eq(metrics_append(path, &r, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "different header"));
+    struct stat st;
+    stat(path, &st);
+    ck_assert_int_eq(st.st_size, 12);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- checkpoints ------------------------------------------------------------------------------ */
+
+static checkpoint_header_t header_for(int n) {
+    checkpoint_header_t h = {0};
+    h.nsizes = 3;
+    h.sizes[0] = 784; h.sizes[1] = 16; h.sizes[2] = 10;
+    h.nparams = (uint64_t)n;
+    h.state_per_param = 1;
+    h.step = 1234; h.epoch = 3; h.batch_in_epoch = 17; h.seed = 99;
+    return h;
+}
+
+START_TEST(test_checkpoint_roundtrip) {
+    make_tmpdir();
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/ck.bin", tmpdir);
+    int n = 12730;
+    float *p = malloc(sizeof(float) * n), *s = malloc(sizeof(float) * n);
+    float *p2 = calloc(n, sizeof(float)), *s2 = calloc(n, sizeof(float));
+    for (int i = 0; i < n; i++) { p[i] = (float)i * 0.001f - 3; s[i] = (float)(i % 97) * -0.5f; }
+    checkpoint_header_t h = header_for(n), got;
+    ck_assert_int_eq(checkpoint_save(path, &h, p, s, err, sizeof err), 0);
+    ck_assert_int_eq(checkpoint_load(path, &h, &got, p2, s2, err, sizeof err), 0);
+    ck_assert_int_eq(memcmp(p, p2, sizeof(float) * n), 0);
+    ck_assert_int_eq(memcmp(s, s2, sizeof(float) * n), 0);
+    ck_assert_int_eq(got.step, 1234);
+    ck_assert_int_eq(got.epoch, 3);
+    ck_assert_int_eq(got.batch_in_epoch, 17);
+    ck_assert_int_eq(got.seed, 99);
+    /* no temp file left behind */
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s/ck.bin.tmp.%d", tmpdir, (int)getpid());
+    ck_assert_int_ne(access(tmp, F_OK), 0);
+
+    /* a different model is refused, naming the layers */
+    checkpoint_header_t other = h;
+    other.sizes[1] = 32;
+    ck_assert_int_eq(checkpoint_load(path, &other, &got, p2, s2, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "784,16,10"));
+
+    /* one flipped bit anywhere is a CRC error */
+    FILE *f = fopen(path, "r+b");
+    fseek(f, 5000, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, 5000, SEEK_SET);
+    fputc(c ^ 0x10, f);
+    fclose(f);
+    ck_assert_int_eq(checkpoint_load(path, &h, &got, p2, s2, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "CRC"));
+
+    /* truncated */
+    ck_assert_int_eq(checkpoint_save(path, &h, p, s, err, sizeof err), 0);
+    ck_assert_int_eq(truncate(path, 100), 0);
+    ck_assert_int_eq(checkpoint_load(path, &h, &got, p2, s2, err, sizeof err), -1);
+
+    /* not a checkpoint at all */
+    f = fopen(path, "w");
+    fputs("hello world, definitely not a checkpoint", f);
+    fclose(f);
+    ck_assert_int_eq(checkpoint_load(path, &h, &got, p2, s2, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "magic"));
+
+    /* unwritable directory: error, and the previous file survives */
+    ck_assert_int_eq(checkpoint_save(path, &h, p, s, err, sizeof err), 0);
+    snprintf(tmp, sizeof tmp, "%s/missing-dir/ck.bin", tmpdir);
+    ck_assert_int_eq(checkpoint_save(tmp, &h, p, s, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "missing-dir"));
+    ck_assert_int_eq(checkpoint_load(path, &h, &got, p2, s2, err, sizeof err), 0);
+    free(p); free(s); free(p2); free(s2);
+    remove_tmpdir();
+}
+END_TEST
+
+static Suite *suite_options(void) {
+    Suite *s = suite_create("options");
+    TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, test_options_bad, 0, (int)(sizeof bad_options / sizeof bad_options[0]));
+    tcase_add_test(tc, test_options_good);
+    tcase_add_test(tc, test_options_missing_data);
+    tcase_add_test(tc, test_options_fingerprint);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *suite_metrics(void) {
+    Suite *s = suite_create("metrics");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_metrics_quote);
+    tcase_add_test(tc, test_metrics_append);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *suite_checkpoint(void) {
+    Suite *s = suite_create("checkpoint");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_checkpoint_roundtrip);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(suite_options());
+    srunner_add_suite(sr, suite_metrics());
+    srunner_add_suite(sr, suite_checkpoint());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
