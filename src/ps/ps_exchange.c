@@ -1,0 +1,257 @@
+/* ps_exchange.c: the "ps" topology for the shared trainer. MPI only starts the processes,
+ * checks that every rank got the same options, and tells the workers where the servers listen
+ * (MPI_Allgather of endpoint strings); every parameter, gradient, metric and report byte then
+ * travels over ZeroMQ (server.c, worker.c), which is also what lets an async job outlive a dead
+ * worker (MPI collectives would hang on it).
+ *
+ * Ranks 0..S-1 are servers, S..P-1 workers (worker rank = mpi rank - S).
+ * Deliberately not here: the optimizer math (src/model/optim.c, run by the servers), option
+ * parsing (src/train/options.c). */
+#include "../train/exchange.h"
+#include "server.h"
+#include "worker.h"
+#include "zcheck.h"
+#include "../common/timer.h"
+#include <mpi.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EP_LEN 256
+
+#define mpiCheck(call) do { \
+    int mpi_rc_ = (call); \
+    if (mpi_rc_ != MPI_SUCCESS) { \
+        char msg_[MPI_MAX_ERROR_STRING]; int n_ = 0; \
+        MPI_Error_string(mpi_rc_, msg_, &n_); \
+        die_at(__FILE__, __LINE__, 1, "%s: %s", #call, msg_); \
+    } \
+} while (0)
+
+typedef struct {
+    void *zctx;
+    ps_server_t *server;
+    ps_worker_t *worker;
+    int started_mpi;
+    int quiet;
+    sync_mode_t sync;
+    int nservers;
+    size_t count;
+} ps_impl_t;
+
+static void abort_job(const char *line) {
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+static int ps_sync_params(exchange_t *ex, float *params, size_t count) {
+    ps_impl_t *p = ex->impl;
+    double t0 = timer_now();
+    if (ex->rank == 0) ps_worker_init_params(p->worker, params);
+    ps_worker_pull(p->worker, params);
+    ex->stats.exchange_s += timer_now() - t0;
+    return 0;
+}
+
+static int ps_step(exchange_t *ex, float *params, float *grads, size_t count, float lr) {
+    ps_impl_t *p = ex->impl;
+    double t0 = timer_now();
+    int rc = ps_worker_step(p->worker, params, grads, lr);
+    ex->stats.exchange_s += timer_now() - t0;
+    ex->stats.steps++;
+    ps_worker_counters(p->worker, &ex->stats.bytes_sent, &ex->stats.bytes_recv, NULL);
+    return rc;
+}
+
+static int ps_average(exchange_t *ex, double *vals, int n) {
+    ps_impl_t *p = ex->impl;
+    return ps_worker_average(p->worker, vals, n);
+}
+
+static int ps_serve(exchange_t *ex) {
+    ps_impl_t *p = ex->impl;
+    int rc = ps_server_run(p->server);
+    if (ex->process_rank == 0 && !p->quiet) ps_server_print_report(p->server, stdout);
+    else if (ps_server_rejected(p->server)) ps_server_print_report(p->server, stderr);
+    return rc;
+}
+
+static int ps_state_get(exchange_t *ex, float *params, float *state, size_t count) {
+    ps_impl_t *p = ex->impl;
+    return ps_worker_state_get(p->worker, params, state);
+}
+
+static int ps_state_set(exchange_t *ex, const float *params, const float *state, size_t count) {
+    ps_impl_t *p = ex->impl;
+    return ps_worker_state_set(p->worker, params, state, ex->rank == 0);
+}
+
+static int ps_finish(exchange_t *ex, float *params, size_t count) {
+    ps_impl_t *p = ex->impl;
+    double t0 = timer_now();
+    if (p->sync != SYNC_BSP) ps_worker_fetch(p->worker, params); /* bsp: already final */
+    ex->stats.exchange_s += timer_now() - t0;
+    int S = p->nservers;
+    size_t len = PS_ST_FIELDS + PS_HIST + ex->world_size;
+    double **rep = xcalloc(S, sizeof(double *));
+    for (int s = 0; s < S; s++) rep[s] = xcalloc(len, sizeof(double));
+    ps_worker_done(p->worker, rep, len);
+    double apply = 0, n = 0, sum = 0, mx = 0, busiest = 0;
+    int lost = 0;
+    for (int s = 0; s < S; s++) {
+        double *r = rep[s];
+        apply += r[PS_ST_APPLY_S];
+        if (r[PS_ST_BYTES_IN] + r[PS_ST_BYTES_OUT] > busiest) busiest = r[PS_ST_BYTES_IN] + r[PS_ST_BYTES_OUT];
+        n += r[PS_ST_STALE_N];
+        sum += r[PS_ST_STALE_SUM];
+        if (r[PS_ST_STALE_MAX] > mx) mx = r[PS_ST_STALE_MAX];
+        if ((int)r[PS_ST_NLOST] > lost) lost = (int)r[PS_ST_NLOST];
+    }
+    ex->stats.optimizer_s = apply / S;
+    ex->stats.bytes_per_server = (uint64_t)busiest;
+    ex->stats.staleness_mean = n > 0 ? sum / n : -1;
+    ex->stats.staleness_max = n > 0 ? (int)mx : -1;
+    ex->stats.lost_workers = lost;
+    ps_worker_counters(p->worker, &ex->stats.bytes_sent, &ex->stats.bytes_recv, NULL);
+    if (lost && ex->rank == 0) {
+        printf("ps: %d worker(s) lost during training:", lost);
+        for (int w = 0; w < ex->world_size; w++) {
+            int gone = 0;
+            for (int s = 0; s < S; s++) gone |= rep[s][PS_ST_FIELDS + PS_HIST + w] != 0;
+            if (gone) printf(" rank %d (mpi rank %d)", w, w + S);
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+    for (int s = 0; s < S; s++) free(rep[s]);
+    free(rep);
+    return 0;
+}
+
+static void ps_free(exchange_t *ex) {
+    ps_impl_t *p = ex->impl;
+    if (p) {
+        if (p->worker) ps_worker_free(p->worker);
+        if (p->server) ps_server_free(p->server);
+        if (p->zctx) zmqCheck(zmq_ctx_term(p->zctx));
+        if (p->started_mpi) mpiCheck(MPI_Finalize());
+        free(p);
+    }
+    free(ex);
+}
+
+static const exchange_ops_t ps_ops = {
+    .name = "ps",
+    .sync_params = ps_sync_params,
+    .grad_ready = NULL,
+    .step = ps_step,
+    .average = ps_average,
+    .serve = ps_serve,
+    .state_get = ps_state_get,
+    .state_set = ps_state_set,
+    .finish = ps_finish,
+    .free = ps_free,
+};
+
+/* every rank reaches this with the same verdict, so all exit 2 together (no hang) */
+static void bad_start(int rank, int started, const char *msg) {
+    if (rank == 0) { fprintf(stderr, "psring: %s\n", msg); fflush(stderr); }
+    if (started) MPI_Finalize();
+    exit(EXIT_BADINPUT);
+}
+
+exchange_t *exchange_ps_create(const options_t *o, size_t count) {
+    int inited = 0, started = 0, prov = 0, rank = 0, size = 1;
+    mpiCheck(MPI_Initialized(&inited));
+    if (!inited) {
+        mpiCheck(MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &prov));
+        started = 1;
+    }
+    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    char msg[512];
+
+    /* same options everywhere, or a clear error naming the ranks that differ */
+    uint64_t fp = options_fingerprint(o);
+    uint64_t *fps = xcalloc(size, sizeof(uint64_t));
+    mpiCheck(MPI_Allgather(&fp, 1, MPI_UINT64_T, fps, 1, MPI_UINT64_T, MPI_COMM_WORLD));
+    int mismatch = 0, off = 0;
+    off += snprintf(msg, sizeof msg, "options differ between processes: mpi rank 0 has fingerprint %016llx, mpi rank(s)",
+                    (unsigned long long)fps[0]);
+    for (int r = 1; r < size; r++)
+        if (fps[r] != fps[0]) {
+            mismatch = 1;
+            if (off < (int)sizeof msg - 16) off += snprintf(msg + off, sizeof msg - off, " %d", r);
+        }
+    if (off < (int)sizeof msg) snprintf(msg + off, sizeof msg - off, " differ; give every rank the same flags");
+    free(fps);
+    if (mismatch) bad_start(rank, started, msg);
+
+    int S = o->servers;
+    if (S < 1 || S >= size) {
+        snprintf(msg, sizeof msg, "--topology ps needs 1 <= --servers < number of processes (got --servers %d with %d processes)", S, size);
+        bad_start(rank, started, msg);
+    }
+    if (strcmp(o->transport, "tcp") != 0 && strcmp(o->transport, "ipc") != 0) {
+        snprintf(msg, sizeof msg, "--transport must be tcp or ipc (got '%s')", o->transport);
+        bad_start(rank, started, msg);
+    }
+
+    exchange_t *ex = xcalloc(1, sizeof *ex);
+    ps_impl_t *p = xcalloc(1, sizeof *p);
+    ex->ops = &ps_ops;
+    ex->impl = p;
+    ex->process_rank = rank;
+    ex->process_count = size;
+    ex->is_worker = rank >= S;
+    ex->rank = ex->is_worker ? rank - S : -1;
+    ex->world_size = size - S;
+    ex->optim.lr = o->lr;
+    ex->optim.momentum = o->momentum;
+    ex->optim.weight_decay = o->weight_decay;
+    ex->stats.staleness_mean = -1;
+    ex->stats.staleness_max = -1;
+    MPI_Comm local;
+    mpiCheck(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
+    mpiCheck(MPI_Comm_rank(local, &ex->local_rank));
+    mpiCheck(MPI_Comm_free(&local));
+    p->started_mpi = started;
+    p->quiet = o->quiet;
+    p->sync = o->sync;
+    p->nservers = S;
+    p->count = count;
+    zmqCheckPtr(p->zctx, zmq_ctx_new());
+
+    /* servers bind an ephemeral endpoint; everyone learns all of them */
+    long jobid = (long)getpid();
+    mpiCheck(MPI_Bcast(&jobid, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+    char mine[EP_LEN] = "";
+    double timeout = o->peer_timeout > 0 ? o->peer_timeout : 10;
+    if (!ex->is_worker) {
+        char want[EP_LEN + 32];
+        if (strcmp(o->transport, "ipc") == 0) snprintf(want, sizeof want, "ipc:///tmp/psring-%ld-%d", jobid, rank);
+        else snprintf(want, sizeof want, "tcp://%s:*", o->bind[0] ? o->bind : "127.0.0.1");
+        ps_server_config_t c = {
+            .index = rank, .nservers = S, .nworkers = size - S, .total = count, .sync = o->sync,
+            .staleness = o->staleness, .peer_timeout = timeout, .optim = ex->optim,
+            .worker_rank_base = S, .quiet = o->quiet, .on_fatal = abort_job,
+        };
+        p->server = ps_server_create(p->zctx, &c, want, mine, sizeof mine);
+    }
+    char *all = xcalloc((size_t)size, EP_LEN);
+    mpiCheck(MPI_Allgather(mine, EP_LEN, MPI_CHAR, all, EP_LEN, MPI_CHAR, MPI_COMM_WORLD));
+    if (ex->is_worker) {
+        char **eps = xcalloc(S, sizeof(char *));
+        for (int s = 0; s < S; s++) eps[s] = all + (size_t)s * EP_LEN;
+        ps_worker_config_t c = {
+            .rank = ex->rank, .nworkers = ex->world_size, .nservers = S, .total = count,
+            .state_per_param = optim_state_per_param(&ex->optim), .fp16 = o->fp16,
+            .peer_timeout = timeout, .mpi_rank = rank, .server_rank_base = 0, .on_fatal = abort_job,
+        };
+        p->worker = ps_worker_create(p->zctx, &c, eps);
+        free(eps);
+    }
+    free(all);
+    return ex;
+}

@@ -1,0 +1,581 @@
+/* server.c: a parameter-server shard. Event loop over one ROUTER socket: validates every message
+ * (wire.h), applies gradients with optim_step on its key range, answers pulls under the bsp /
+ * async / ssp rules, sends heartbeats and watches the workers' ones.
+ *
+ * Consistency, as implemented:
+ *   bsp   round t is applied only when every worker's push for t arrived (sum, then /N); every
+ *         push of round t is answered after the apply with the parameters of version t+1, so no
+ *         worker can compute on anything else (the ps-lite#143 race cannot happen).
+ *   async each push is applied on arrival (gradient /N, so lr means the same as in bsp) and
+ *         answered at once with the current parameters.
+ *   ssp   like async, but the answer to a worker whose clock would run more than K clocks ahead
+ *         of the slowest live worker is withheld until the slowest catches up.
+ * Clocks: clock[w] = pushes applied from w; the global clock is the minimum over live workers.
+ * Staleness of a gradient = global clock at its apply - global clock of the parameters it was
+ * computed on (echoed by the worker), in clocks; always 0 under bsp.
+ *
+ * Deliberately not here: MPI (the exchange does start-up and aborts), partial-shard pushes
+ * (a push must cover the whole key range, anything else is rejected), server replication. */
+#include "server.h"
+#include "wire.h"
+#include "zcheck.h"
+#include "../common/timer.h"
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#define PS_FLAG_F16 1u     /* PULL / DONE: answer parameters as half */
+#define AVG_MAX 64
+
+struct ps_server {
+    ps_server_config_t c;
+    void *sock;
+    size_t lo, len, spp;
+    float *params, *state, *acc;
+    uint16_t *half;
+    uint64_t generation;              /* INIT and STATE_SET applied so far */
+    /* per worker */
+    double *last_heard;
+    uint64_t *clock;
+    uint8_t *lost, *done, *bye, *pushed, *f16, *pend_reply, *avg_in, *logged;
+    uint64_t *pend_pull;              /* generation wanted + 1, 0 = none */
+    int nlost;
+    /* bsp round */
+    uint64_t round;
+    int npushed;
+    float round_lr;
+    /* metrics average (server 0) */
+    int avg_n, avg_count;
+    double avg_sum[AVG_MAX];
+    int stats_sent;
+    /* zero-copy replies still referenced by ZeroMQ */
+    atomic_int inflight;
+    /* report */
+    double apply_s;
+    uint64_t bytes_in, bytes_out, rejected, updates;
+    uint64_t hist[PS_HIST], stale_n, stale_max, clock_gap;
+    double stale_sum;
+    int fatal;
+};
+
+static void on_release(void *data, void *hint) {
+    (void)data;
+    ps_server_t *s = hint;
+    atomic_fetch_sub(&s->inflight, 1);
+}
+
+static void sleep_us(long us) {
+    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+    nanosleep(&ts, NULL);
+}
+
+/* ZeroMQ may still be sending a zero-copy reply out of params/half: wait before changing them. */
+static void wait_inflight(ps_server_t *s) {
+    double t0 = timer_now();
+    while (atomic_load(&s->inflight) > 0) {
+        if (timer_now() - t0 > s->c.peer_timeout + 5)
+            die("ps server %d: replies still unsent after %.1f s", s->c.index, timer_now() - t0);
+        sleep_us(20);
+    }
+}
+
+static int worker_live(const ps_server_t *s, int w) { return !s->lost[w] && !s->bye[w]; }
+
+static uint64_t global_clock(const ps_server_t *s) {
+    uint64_t g = UINT64_MAX;
+    for (int w = 0; w < s->c.nworkers; w++)
+        if (!s->lost[w] && !s->done[w] && s->clock[w] < g) g = s->clock[w];
+    if (g == UINT64_MAX) { /* everyone done: the largest clock */
+        g = 0;
+        for (int w = 0; w < s->c.nworkers; w++) if (s->clock[w] > g) g = s->clock[w];
+    }
+    return g;
+}
+
+ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const char *endpoint,
+                              char *bound, size_t boundlen) {
+    ps_server_t *s = xcalloc(1, sizeof *s);
+    s->c = *c;
+    if (s->c.peer_timeout <= 0) s->c.peer_timeout = 10;
+    int N = c->nworkers;
+    ps_shard_range(c->total, c->nservers, c->index, &s->lo, &s->len);
+    s->spp = optim_state_per_param(&c->optim);
+    s->params = xcalloc(s->len, sizeof(float));
+    s->state = xcalloc(s->len * s->spp, sizeof(float));
+    s->acc = xcalloc(s->len, sizeof(float));
+    s->half = xcalloc(s->len, sizeof(uint16_t));
+    s->last_heard = xcalloc(N, sizeof(double));
+    s->clock = xcalloc(N, sizeof(uint64_t));
+    s->pend_pull = xcalloc(N, sizeof(uint64_t));
+    uint8_t **flags[] = { &s->lost, &s->done, &s->bye, &s->pushed, &s->f16, &s->pend_reply, &s->avg_in };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) *flags[i] = xcalloc(N, 1);
+    s->logged = xcalloc(N + 1, 1);
+    atomic_init(&s->inflight, 0);
+    double now = timer_now();
+    for (int w = 0; w < N; w++) s->last_heard[w] = now;
+
+    zmqCheckPtr(s->sock, zmq_socket(zctx, ZMQ_ROUTER));
+    int hwm = 0, linger = 2000;
+    zmqCheck(zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm));
+    zmqCheck(zmq_setsockopt(s->sock, ZMQ_RCVHWM, &hwm, sizeof hwm));
+    zmqCheck(zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger));
+    if (zmq_bind(s->sock, endpoint) != 0)
+        die("ps server %d: cannot bind %s: %s", c->index, endpoint, zmq_strerror(zmq_errno()));
+    size_t n = boundlen;
+    zmqCheck(zmq_getsockopt(s->sock, ZMQ_LAST_ENDPOINT, bound, &n));
+    return s;
+}
+
+void ps_server_free(ps_server_t *s) {
+    if (!s) return;
+    if (s->sock) zmqCheck(zmq_close(s->sock));
+    wait_inflight(s);
+    free(s->params); free(s->state); free(s->acc); free(s->half);
+    free(s->last_heard); free(s->clock); free(s->pend_pull);
+    free(s->lost); free(s->done); free(s->bye); free(s->pushed); free(s->f16);
+    free(s->pend_reply); free(s->avg_in); free(s->logged);
+    free(s);
+}
+
+uint64_t ps_server_rejected(const ps_server_t *s) { return s->rejected; }
+
+const float *ps_server_params(const ps_server_t *s, size_t *lo, size_t *len) {
+    if (lo) *lo = s->lo;
+    if (len) *len = s->len;
+    return s->params;
+}
+
+/* ---- sending ------------------------------------------------------------------------------- */
+
+static void send_identity(ps_server_t *s, int w) {
+    uint8_t id[5] = { 'D', (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)(w >> 16), (uint8_t)(w >> 24) };
+    zmqCheck(zmq_send(s->sock, id, sizeof id, ZMQ_SNDMORE));
+}
+
+static ps_header_t server_header(ps_server_t *s, int type, int dtype, uint64_t count) {
+    return ps_header_make(type, -1 - s->c.index, (uint32_t)s->c.index, dtype, count);
+}
+
+static void send_header(ps_server_t *s, int w, const ps_header_t *h, int more) {
+    uint8_t buf[PS_HEADER_BYTES];
+    ps_wire_encode(h, buf);
+    send_identity(s, w);
+    zmqCheck(zmq_send(s->sock, buf, sizeof buf, more ? ZMQ_SNDMORE : 0));
+}
+
+static void send_ctrl(ps_server_t *s, int w, int type) {
+    ps_header_t h = server_header(s, type, PS_DTYPE_NONE, 0);
+    h.clock = s->round;
+    send_header(s, w, &h, 0);
+}
+
+/* payload copied into a fresh message (used where the buffer may change before it is sent) */
+static void send_copy(ps_server_t *s, int w, ps_header_t *h, const void *a, size_t abytes,
+                      const void *b, size_t bbytes) {
+    zmq_msg_t m;
+    zmqCheck(zmq_msg_init_size(&m, abytes + bbytes));
+    memcpy(zmq_msg_data(&m), a, abytes);
+    if (bbytes) memcpy((char *)zmq_msg_data(&m) + abytes, b, bbytes);
+    send_header(s, w, h, 1);
+    zmqCheck(zmq_msg_send(&m, s->sock, 0));
+    s->bytes_out += abytes + bbytes;
+}
+
+/* PARAMS to worker w, as f32 or f16; zero_copy only when params cannot change before the send
+ * completes (bsp: wait_inflight before the next apply) */
+static void send_params(ps_server_t *s, int w, uint64_t clock) {
+    int half = s->f16[w];
+    ps_header_t h = server_header(s, PS_MSG_PARAMS, half ? PS_DTYPE_F16 : PS_DTYPE_F32, s->len);
+    h.clock = clock;
+    h.iteration = s->generation;
+    if (half) {
+        ps_f32_to_f16(s->half, s->params, s->len);
+        send_copy(s, w, &h, s->half, s->len * 2, NULL, 0);
+    } else {
+        send_copy(s, w, &h, s->params, s->len * 4, NULL, 0);
+    }
+}
+
+/* bsp: the same new parameters to every worker, zero-copy (one buffer, reference-counted) */
+static void send_params_all(ps_server_t *s, uint64_t clock) {
+    zmq_msg_t base[2];
+    int have[2] = { 0, 0 };
+    for (int w = 0; w < s->c.nworkers; w++) {
+        if (!worker_live(s, w)) continue;
+        int k = s->f16[w];
+        if (!have[k]) {
+            void *buf = k ? (void *)s->half : (void *)s->params;
+            size_t bytes = s->len * (k ? 2 : 4);
+            if (k) ps_f32_to_f16(s->half, s->params, s->len);
+            atomic_fetch_add(&s->inflight, 1);
+            zmqCheck(zmq_msg_init_data(&base[k], buf, bytes, on_release, s));
+            have[k] = 1;
+        }
+        ps_header_t h = server_header(s, PS_MSG_PARAMS, k ? PS_DTYPE_F16 : PS_DTYPE_F32, s->len);
+        h.clock = clock;
+        h.iteration = s->generation;
+        zmq_msg_t m;
+        zmqCheck(zmq_msg_init(&m));
+        zmqCheck(zmq_msg_copy(&m, &base[k]));
+        send_header(s, w, &h, 1);
+        s->bytes_out += zmq_msg_size(&m);
+        zmqCheck(zmq_msg_send(&m, s->sock, 0));
+    }
+    for (int k = 0; k < 2; k++) if (have[k]) zmqCheck(zmq_msg_close(&base[k]));
+}
+
+/* ---- bookkeeping --------------------------------------------------------------------------- */
+
+static void reject(ps_server_t *s, int w, int err, const ps_header_t *h) {
+    s->rejected++;
+    int slot = (w >= 0 && w < s->c.nworkers) ? w : s->c.nworkers;
+    if (s->logged[slot]) return;
+    s->logged[slot] = 1;
+    char who[64];
+    if (slot < s->c.nworkers) snprintf(who, sizeof who, "worker %d (mpi rank %d)", w, s->c.worker_rank_base + w);
+    else snprintf(who, sizeof who, "an unknown peer");
+    fprintf(stderr, "psring: ps server %d: dropped a malformed message from %s: %s "
+            "(type %u, shard %u, offset %llu, count %llu, payload %llu bytes); further ones from "
+            "this sender are only counted\n", s->c.index, who, ps_wire_strerror(err),
+            h ? h->type : 0, h ? h->shard : 0, h ? (unsigned long long)h->offset : 0ull,
+            h ? (unsigned long long)h->count : 0ull, h ? (unsigned long long)h->payload_len : 0ull);
+}
+
+static void record_staleness(ps_server_t *s, uint64_t read_clock) {
+    uint64_t g = global_clock(s);
+    uint64_t st = g > read_clock ? g - read_clock : 0;
+    s->hist[st < PS_HIST - 1 ? st : PS_HIST - 1]++;
+    s->stale_n++;
+    s->stale_sum += (double)st;
+    if (st > s->stale_max) s->stale_max = st;
+}
+
+static void release_pulls(ps_server_t *s) {
+    for (int w = 0; w < s->c.nworkers; w++)
+        if (s->pend_pull[w] && s->generation >= s->pend_pull[w] - 1 && worker_live(s, w)) {
+            s->pend_pull[w] = 0;
+            send_params(s, w, global_clock(s));
+        }
+}
+
+/* ssp: answer the pushes of workers that are now within K clocks of the slowest */
+static void release_ssp(ps_server_t *s) {
+    uint64_t g = global_clock(s);
+    for (int w = 0; w < s->c.nworkers; w++) {
+        if (!s->pend_reply[w] || !worker_live(s, w)) continue;
+        if (s->clock[w] <= g + (uint64_t)s->c.staleness) {
+            s->pend_reply[w] = 0;
+            uint64_t gap = s->clock[w] - (s->clock[w] < g ? s->clock[w] : g);
+            if (gap > s->clock_gap) s->clock_gap = gap;
+            send_params(s, w, g);
+        }
+    }
+}
+
+static void maybe_finish_avg(ps_server_t *s) {
+    if (s->avg_count == 0) return;
+    for (int w = 0; w < s->c.nworkers; w++)
+        if (worker_live(s, w) && !s->avg_in[w]) return;
+    double mean[AVG_MAX];
+    for (int i = 0; i < s->avg_n; i++) mean[i] = s->avg_sum[i] / s->avg_count;
+    for (int w = 0; w < s->c.nworkers; w++) {
+        if (!s->avg_in[w]) continue;
+        s->avg_in[w] = 0;
+        if (!worker_live(s, w)) continue;
+        ps_header_t h = server_header(s, PS_MSG_AVG_REPLY, PS_DTYPE_F64, s->avg_n);
+        send_copy(s, w, &h, mean, s->avg_n * sizeof(double), NULL, 0);
+    }
+    s->avg_count = 0;
+    memset(s->avg_sum, 0, sizeof s->avg_sum);
+}
+
+size_t ps_server_report_len(const ps_server_t *s) { return PS_ST_FIELDS + PS_HIST + s->c.nworkers; }
+
+void ps_server_report(const ps_server_t *s, double *r) {
+    r[PS_ST_APPLY_S] = s->apply_s;
+    r[PS_ST_BYTES_IN] = (double)s->bytes_in;
+    r[PS_ST_BYTES_OUT] = (double)s->bytes_out;
+    r[PS_ST_REJECTED] = (double)s->rejected;
+    r[PS_ST_STALE_N] = (double)s->stale_n;
+    r[PS_ST_STALE_SUM] = s->stale_sum;
+    r[PS_ST_STALE_MAX] = (double)s->stale_max;
+    r[PS_ST_CLOCK_GAP] = (double)s->clock_gap;
+    r[PS_ST_NLOST] = s->nlost;
+    r[PS_ST_UPDATES] = (double)s->updates;
+    for (int i = 0; i < PS_HIST; i++) r[PS_ST_FIELDS + i] = (double)s->hist[i];
+    for (int w = 0; w < s->c.nworkers; w++) r[PS_ST_FIELDS + PS_HIST + w] = s->lost[w];
+}
+
+static void maybe_send_stats(ps_server_t *s) {
+    if (s->stats_sent) return;
+    for (int w = 0; w < s->c.nworkers; w++)
+        if (!s->lost[w] && !s->done[w]) return;
+    s->stats_sent = 1;
+    size_t n = ps_server_report_len(s);
+    double *r = xcalloc(n, sizeof(double));
+    ps_server_report(s, r);
+    for (int w = 0; w < s->c.nworkers; w++) {
+        if (s->lost[w] || s->bye[w]) continue;
+        ps_header_t h = server_header(s, PS_MSG_STATS, PS_DTYPE_F64, n);
+        send_copy(s, w, &h, r, n * sizeof(double), NULL, 0);
+    }
+    free(r);
+}
+
+static void apply_bsp(ps_server_t *s) {
+    double t0 = timer_now();
+    float scale = 1.0f / (float)s->c.nworkers;
+    for (size_t i = 0; i < s->len; i++) s->acc[i] *= scale;
+    wait_inflight(s);
+    optim_step(&s->c.optim, s->params, s->acc, s->state, s->len, s->round_lr);
+    s->apply_s += timer_now() - t0;
+    s->updates++;
+    s->round++;
+    s->npushed = 0;
+    for (int w = 0; w < s->c.nworkers; w++) {
+        s->pushed[w] = 0;
+        if (!worker_live(s, w)) continue;
+        s->clock[w] = s->round;
+        s->hist[0]++; /* every gradient of the round was computed on version round-1: staleness 0 */
+        s->stale_n++;
+    }
+    send_params_all(s, s->round);
+}
+
+/* ---- receiving ----------------------------------------------------------------------------- */
+
+static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *payload) {
+    const void *p = zmq_msg_data(payload);
+    int half = h->dtype == PS_DTYPE_F16;
+    s->f16[w] = (uint8_t)half;
+    if (s->c.sync == SYNC_BSP) {
+        if (h->iteration != s->round || s->pushed[w]) { reject(s, w, PS_WIRE_ESTATE, h); return; }
+        if (s->npushed == 0) {
+            if (half) ps_f16_to_f32(s->acc, p, s->len);
+            else memcpy(s->acc, p, s->len * 4);
+        } else if (half) {
+            ps_f16_accumulate(s->acc, p, s->len);
+        } else {
+            const float *g = p;
+            for (size_t i = 0; i < s->len; i++) s->acc[i] += g[i];
+        }
+        s->pushed[w] = 1;
+        s->npushed++;
+        s->round_lr = h->lr;
+        int need = 0;
+        for (int v = 0; v < s->c.nworkers; v++) need += !s->lost[v];
+        if (s->npushed >= need) apply_bsp(s);
+        return;
+    }
+    /* async / ssp: apply now */
+    double t0 = timer_now();
+    float scale = 1.0f / (float)s->c.nworkers;
+    if (half) ps_f16_to_f32(s->acc, p, s->len);
+    else memcpy(s->acc, p, s->len * 4);
+    for (size_t i = 0; i < s->len; i++) s->acc[i] *= scale;
+    record_staleness(s, h->clock);
+    optim_step(&s->c.optim, s->params, s->acc, s->state, s->len, h->lr);
+    s->apply_s += timer_now() - t0;
+    s->updates++;
+    s->clock[w]++;
+    if (s->c.sync == SYNC_ASYNC) {
+        send_params(s, w, global_clock(s));
+    } else {
+        s->pend_reply[w] = 1;
+        release_ssp(s);
+    }
+}
+
+static void handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg_t *payload,
+                   int have_payload, int extra_frames) {
+    ps_header_t h;
+    int err = ps_wire_decode(zmq_msg_data(hdr), zmq_msg_size(hdr), &h);
+    if (err) { reject(s, w, err, &h); return; }
+    if (w < 0) { reject(s, w, PS_WIRE_ESENDER, &h); return; }
+    s->last_heard[w] = timer_now();
+    if (h.sender != w) { reject(s, w, PS_WIRE_ESENDER, &h); return; }
+    if (extra_frames || have_payload != (h.dtype != PS_DTYPE_NONE)) { reject(s, w, PS_WIRE_EFRAMES, &h); return; }
+    if (have_payload && zmq_msg_size(payload) != h.payload_len) { reject(s, w, PS_WIRE_ELENGTH, &h); return; }
+    if (h.shard != (uint32_t)s->c.index) { reject(s, w, PS_WIRE_ESHARD, &h); return; }
+    if (hb_socket && h.type != PS_MSG_HEARTBEAT) { reject(s, w, PS_WIRE_ESTATE, &h); return; }
+    if (have_payload) s->bytes_in += h.payload_len;
+    if (s->lost[w]) return; /* dropped for silence (async); it does not come back */
+    size_t full = s->len * (1 + s->spp);
+    switch (h.type) {
+    case PS_MSG_HEARTBEAT:
+        return;
+    case PS_MSG_INIT:
+    case PS_MSG_STATE_SET: {
+        size_t want = h.type == PS_MSG_INIT ? s->len : full;
+        if (h.offset != 0 || h.count != want) { reject(s, w, PS_WIRE_ERANGE, &h); return; }
+        wait_inflight(s);
+        const float *p = zmq_msg_data(payload);
+        memcpy(s->params, p, s->len * 4);
+        if (h.type == PS_MSG_INIT) memset(s->state, 0, s->len * s->spp * 4);
+        else memcpy(s->state, p + s->len, s->len * s->spp * 4);
+        s->generation++;
+        send_ctrl(s, w, PS_MSG_ACK);
+        release_pulls(s);
+        return;
+    }
+    case PS_MSG_PULL:
+        s->f16[w] = (h.flags & PS_FLAG_F16) != 0;
+        if (s->generation >= h.iteration && s->generation > 0) send_params(s, w, global_clock(s));
+        else s->pend_pull[w] = h.iteration + 1;
+        return;
+    case PS_MSG_PUSH:
+        if (s->generation == 0) { reject(s, w, PS_WIRE_ESTATE, &h); return; }
+        if (h.offset != 0 || h.count != s->len) { reject(s, w, PS_WIRE_ERANGE, &h); return; }
+        handle_push(s, w, &h, payload);
+        return;
+    case PS_MSG_STATE_GET: {
+        ps_header_t r = server_header(s, PS_MSG_STATE, PS_DTYPE_F32, full);
+        send_copy(s, w, &r, s->params, s->len * 4, s->state, s->len * s->spp * 4);
+        return;
+    }
+    case PS_MSG_AVG: {
+        if (s->c.index != 0 || s->avg_in[w]) { reject(s, w, PS_WIRE_ESTATE, &h); return; }
+        if (h.count > AVG_MAX || (s->avg_count > 0 && (int)h.count != s->avg_n)) { reject(s, w, PS_WIRE_ECOUNT, &h); return; }
+        const double *v = zmq_msg_data(payload);
+        s->avg_n = (int)h.count;
+        for (int i = 0; i < s->avg_n; i++) s->avg_sum[i] += v[i];
+        s->avg_in[w] = 1;
+        s->avg_count++;
+        maybe_finish_avg(s);
+        return;
+    }
+    case PS_MSG_DONE:
+        s->done[w] = 1;
+        if (s->c.sync == SYNC_SSP) release_ssp(s);
+        maybe_send_stats(s);
+        return;
+    case PS_MSG_BYE:
+        s->bye[w] = 1;
+        maybe_finish_avg(s);
+        return;
+    default:
+        reject(s, w, PS_WIRE_ESTATE, &h);
+    }
+}
+
+/* identity "D"/"H" + u32 rank; returns the worker or -1 */
+static int parse_identity(const ps_server_t *s, zmq_msg_t *id, int *hb) {
+    const uint8_t *p = zmq_msg_data(id);
+    if (zmq_msg_size(id) != 5 || (p[0] != 'D' && p[0] != 'H')) return -1;
+    uint32_t w = p[1] | (p[2] << 8) | (p[3] << 16) | ((uint32_t)p[4] << 24);
+    if (w >= (uint32_t)s->c.nworkers) return -1;
+    *hb = p[0] == 'H';
+    return (int)w;
+}
+
+/* receives and handles one message; 0 when none was waiting */
+static int recv_one(ps_server_t *s) {
+    zmq_msg_t id, hdr, payload, junk;
+    zmqCheck(zmq_msg_init(&id));
+    if (zmq_msg_recv(&id, s->sock, ZMQ_DONTWAIT) == -1) {
+        int e = zmq_errno();
+        zmq_msg_close(&id);
+        if (e == EAGAIN || e == EINTR) return 0;
+        die("ps server %d: zmq_msg_recv: %s", s->c.index, zmq_strerror(e));
+    }
+    int hb = 0, w = parse_identity(s, &id, &hb);
+    zmqCheck(zmq_msg_init(&hdr));
+    zmqCheck(zmq_msg_init(&payload));
+    int have_hdr = 0, have_payload = 0, extra = 0;
+    while (zmq_msg_more(have_payload ? &payload : have_hdr ? &hdr : &id)) {
+        zmq_msg_t *dst = !have_hdr ? &hdr : !have_payload ? &payload : &junk;
+        if (dst == &junk) zmqCheck(zmq_msg_init(&junk));
+        zmqCheck(zmq_msg_recv(dst, s->sock, 0));
+        if (dst == &hdr) have_hdr = 1;
+        else if (dst == &payload) have_payload = 1;
+        else {
+            extra++;
+            int more = zmq_msg_more(&junk);
+            zmqCheck(zmq_msg_close(&junk));
+            if (!more) break;
+        }
+    }
+    if (!have_hdr) reject(s, w, PS_WIRE_EFRAMES, NULL);
+    else handle(s, w, hb, &hdr, &payload, have_payload, extra);
+    zmqCheck(zmq_msg_close(&id));
+    zmqCheck(zmq_msg_close(&hdr));
+    zmqCheck(zmq_msg_close(&payload));
+    return 1;
+}
+
+static int check_peers(ps_server_t *s) {
+    double now = timer_now();
+    for (int w = 0; w < s->c.nworkers; w++) {
+        if (!worker_live(s, w)) continue;
+        double quiet = now - s->last_heard[w];
+        if (quiet <= s->c.peer_timeout) continue;
+        char line[256];
+        if (s->c.sync == SYNC_ASYNC) {
+            s->lost[w] = 1;
+            s->nlost++;
+            fprintf(stderr, "psring: ps server %d: worker rank %d (mpi rank %d) silent for %.1f s; "
+                    "dropping it and going on without it (async)\n", s->c.index, w,
+                    s->c.worker_rank_base + w, quiet);
+            maybe_finish_avg(s);
+            maybe_send_stats(s);
+            continue;
+        }
+        snprintf(line, sizeof line, "psring: ps server %d: worker rank %d (mpi rank %d) silent for "
+                 "%.1f s; ending the job", s->c.index, w, s->c.worker_rank_base + w, quiet);
+        s->fatal = 1;
+        if (s->c.on_fatal) s->c.on_fatal(line);
+        else { fprintf(stderr, "%s\n", line); exit(1); }
+        return -1;
+    }
+    return 0;
+}
+
+int ps_server_run(ps_server_t *s) {
+    double hb_ivl = s->c.peer_timeout / 5;
+    if (hb_ivl > 1) hb_ivl = 1;
+    int slice_ms = (int)(hb_ivl * 1000 / 2);
+    if (slice_ms < 1) slice_ms = 1;
+    double last_hb = 0, last_check = timer_now();
+    for (;;) {
+        int all_gone = 1;
+        for (int w = 0; w < s->c.nworkers; w++) if (worker_live(s, w)) all_gone = 0;
+        if (all_gone) break;
+        zmq_pollitem_t it = { s->sock, 0, ZMQ_POLLIN, 0 };
+        int rc = zmq_poll(&it, 1, slice_ms);
+        if (rc == -1 && zmq_errno() != EINTR) die("ps server %d: zmq_poll: %s", s->c.index, zmq_strerror(zmq_errno()));
+        if (rc > 0)
+            for (int k = 0; k < 256 && recv_one(s); k++) {}
+        double now = timer_now();
+        if (now - last_hb >= hb_ivl) {
+            for (int w = 0; w < s->c.nworkers; w++)
+                if (worker_live(s, w)) send_ctrl(s, w, PS_MSG_HEARTBEAT);
+            last_hb = now;
+        }
+        if (now - last_check >= 0.05) {
+            last_check = now;
+            if (check_peers(s)) return -1;
+        }
+    }
+    return 0;
+}
+
+void ps_server_print_report(const ps_server_t *s, FILE *f) {
+    const char *mode = sync_name(s->c.sync);
+    double mean = s->stale_n ? s->stale_sum / (double)s->stale_n : 0;
+    fprintf(f, "ps server %d: sync=%s staleness_bound=%d updates=%llu staleness_mean=%.3f "
+            "staleness_max=%llu max_clock_gap=%llu rejected=%llu lost=%d\n", s->c.index, mode,
+            s->c.sync == SYNC_SSP ? s->c.staleness : -1, (unsigned long long)s->updates, mean,
+            (unsigned long long)s->stale_max, (unsigned long long)s->clock_gap,
+            (unsigned long long)s->rejected, s->nlost);
+    if (s->c.sync != SYNC_BSP && s->stale_n) {
+        fprintf(f, "ps server %d: staleness histogram (clocks: count):", s->c.index);
+        for (int i = 0; i < PS_HIST; i++)
+            if (s->hist[i]) fprintf(f, " %s%d:%llu", i == PS_HIST - 1 ? ">=" : "", i, (unsigned long long)s->hist[i]);
+        fputc('\n', f);
+    }
+    for (int w = 0; w < s->c.nworkers; w++)
+        if (s->lost[w]) fprintf(f, "ps server %d: lost worker rank %d (mpi rank %d)\n", s->c.index, w, s->c.worker_rank_base + w);
+    fflush(f);
+}

@@ -1,0 +1,242 @@
+/* wire.c: encode/decode of the PS header (see wire.h for the layout), key-range sharding and
+ * fp16 conversion. No I/O, no ZeroMQ: everything here is testable on plain bytes. */
+#include "wire.h"
+#include <string.h>
+#include <math.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define PS_HAVE_X86 1
+#endif
+
+static const char *err_names[PS_WIRE_NERR] = {
+    "ok", "header frame size is wrong", "bad magic", "unsupported protocol version",
+    "unknown message type", "bad or disallowed dtype", "bad element count",
+    "payload length mismatch", "shard is not this server's", "offset/count outside the key range",
+    "bad sender", "wrong number of frames", "message not valid in this state",
+};
+
+const char *ps_wire_strerror(int err) {
+    return (err >= 0 && err < PS_WIRE_NERR) ? err_names[err] : "unknown error";
+}
+
+static const char *type_names[PS_MSG_TYPE_MAX] = {
+    "?", "INIT", "PULL", "PUSH", "PARAMS", "ACK", "HEARTBEAT", "STATE_GET", "STATE",
+    "STATE_SET", "AVG", "AVG_REPLY", "DONE", "STATS", "BYE",
+};
+
+const char *ps_msg_name(int type) {
+    return (type > 0 && type < PS_MSG_TYPE_MAX) ? type_names[type] : "?";
+}
+
+size_t ps_dtype_size(int dtype) {
+    switch (dtype) {
+    case PS_DTYPE_F32: return 4;
+    case PS_DTYPE_F16: return 2;
+    case PS_DTYPE_F64: return 8;
+    default: return 0;
+    }
+}
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = v >> (8 * i); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = v >> (8 * i); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint32_t get32(const uint8_t *p) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+static uint64_t get64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+void ps_wire_encode(const ps_header_t *h, uint8_t out[PS_HEADER_BYTES]) {
+    uint32_t lr_bits;
+    memcpy(&lr_bits, &h->lr, 4);
+    put32(out + 0, h->magic);
+    put16(out + 4, h->version);
+    put16(out + 6, h->type);
+    put32(out + 8, (uint32_t)h->sender);
+    put32(out + 12, h->shard);
+    put64(out + 16, h->iteration);
+    put64(out + 24, h->clock);
+    put64(out + 32, h->offset);
+    put64(out + 40, h->count);
+    put16(out + 48, h->dtype);
+    put16(out + 50, h->flags);
+    put32(out + 52, lr_bits);
+    put64(out + 56, h->payload_len);
+}
+
+/* which dtypes a message type may carry; NONE means "no payload at all" */
+static int dtype_allowed(int type, int dtype) {
+    switch (type) {
+    case PS_MSG_PUSH: case PS_MSG_PARAMS:
+        return dtype == PS_DTYPE_F32 || dtype == PS_DTYPE_F16;
+    case PS_MSG_INIT: case PS_MSG_STATE: case PS_MSG_STATE_SET:
+        return dtype == PS_DTYPE_F32;
+    case PS_MSG_AVG: case PS_MSG_AVG_REPLY: case PS_MSG_STATS:
+        return dtype == PS_DTYPE_F64;
+    default:
+        return dtype == PS_DTYPE_NONE;
+    }
+}
+
+int ps_wire_decode(const void *buf, size_t len, ps_header_t *h) {
+    memset(h, 0, sizeof *h);
+    if (len != PS_HEADER_BYTES) return PS_WIRE_ESIZE;
+    const uint8_t *p = buf;
+    uint32_t lr_bits;
+    h->magic = get32(p + 0);
+    h->version = get16(p + 4);
+    h->type = get16(p + 6);
+    h->sender = (int32_t)get32(p + 8);
+    h->shard = get32(p + 12);
+    h->iteration = get64(p + 16);
+    h->clock = get64(p + 24);
+    h->offset = get64(p + 32);
+    h->count = get64(p + 40);
+    h->dtype = get16(p + 48);
+    h->flags = get16(p + 50);
+    lr_bits = get32(p + 52);
+    memcpy(&h->lr, &lr_bits, 4);
+    h->payload_len = get64(p + 56);
+    if (h->magic != PS_WIRE_MAGIC) return PS_WIRE_EMAGIC;
+    if (h->version != PS_WIRE_VERSION) return PS_WIRE_EVERSION;
+    if (h->type == 0 || h->type >= PS_MSG_TYPE_MAX) return PS_WIRE_ETYPE;
+    if (h->dtype >= PS_DTYPE_MAX || !dtype_allowed(h->type, h->dtype)) return PS_WIRE_EDTYPE;
+    if (h->dtype == PS_DTYPE_NONE) {
+        if (h->count != 0 || h->offset != 0) return PS_WIRE_ECOUNT;
+        if (h->payload_len != 0) return PS_WIRE_ELENGTH;
+    } else {
+        if (h->count == 0 || h->count > PS_WIRE_MAX_COUNT) return PS_WIRE_ECOUNT;
+        if (h->offset > PS_WIRE_MAX_COUNT) return PS_WIRE_ERANGE;
+        if (h->payload_len != h->count * ps_dtype_size(h->dtype)) return PS_WIRE_ELENGTH;
+    }
+    if (h->type == PS_MSG_PUSH && !(isfinite(h->lr) && h->lr >= 0)) return PS_WIRE_ERANGE;
+    return PS_WIRE_OK;
+}
+
+ps_header_t ps_header_make(int type, int32_t sender, uint32_t shard, int dtype, uint64_t count) {
+    ps_header_t h;
+    memset(&h, 0, sizeof h);
+    h.magic = PS_WIRE_MAGIC;
+    h.version = PS_WIRE_VERSION;
+    h.type = (uint16_t)type;
+    h.sender = sender;
+    h.shard = shard;
+    h.dtype = (uint16_t)dtype;
+    h.count = count;
+    h.payload_len = count * ps_dtype_size(dtype);
+    return h;
+}
+
+void ps_shard_range(size_t count, int nshards, int s, size_t *lo, size_t *len) {
+    /* 128-bit products: count * S may not fit in 64 bits for absurd sizes */
+    size_t a = (size_t)(((__uint128_t)count * (unsigned)s) / (unsigned)nshards);
+    size_t b = (size_t)(((__uint128_t)count * (unsigned)(s + 1)) / (unsigned)nshards);
+    *lo = a;
+    *len = b - a;
+}
+
+/* ---- fp16 ---------------------------------------------------------------------------------- */
+
+uint16_t ps_half_from_float(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t mag = x & 0x7fffffffu;
+    if (mag >= 0x7f800000u) /* inf or nan (keep nan quiet and nonzero) */
+        return (uint16_t)(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u | ((mag >> 13) & 0x3ffu) : 0));
+    if (mag >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to >= 65520: inf */
+    if (mag < 0x38800000u) { /* subnormal half (or zero) */
+        if (mag < 0x33000000u) return (uint16_t)sign; /* < 2^-25: rounds to zero */
+        uint32_t e = mag >> 23;
+        uint32_t m = (mag & 0x7fffffu) | 0x800000u;
+        /* value = m * 2^(e-150); half subnormal unit = 2^-24 -> q = m * 2^(e-126) */
+        int sh = 126 - (int)e;          /* >= 1 */
+        uint32_t r = m >> sh;
+        uint32_t rem = m & ((1u << sh) - 1);
+        uint32_t half = 1u << (sh - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return (uint16_t)(sign | r);
+    }
+    /* normal: rebias exponent 127 -> 15 and round the mantissa to 10 bits */
+    uint32_t v = mag - 0x38000000u; /* (127-15) << 23 */
+    uint32_t r = v >> 13;
+    uint32_t rem = v & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1))) r++;
+    return (uint16_t)(sign | r);
+}
+
+float ps_float_from_half(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ffu, x;
+    if (e == 0) {
+        if (m == 0) x = sign;
+        else { /* subnormal: m * 2^-24 */
+            float f = (float)m * 5.9604644775390625e-8f;
+            memcpy(&x, &f, 4);
+            x |= sign;
+        }
+    } else if (e == 31) {
+        x = sign | 0x7f800000u | (m << 13);
+    } else {
+        x = sign | ((e + 112) << 23) | (m << 13);
+    }
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+#ifdef PS_HAVE_X86
+__attribute__((target("f16c,avx")))
+static void f32_to_f16_f16c(uint16_t *dst, const float *src, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) dst[i] = ps_half_from_float(src[i]);
+}
+__attribute__((target("f16c,avx")))
+static void f16_to_f32_f16c(float *dst, const uint16_t *src, size_t n, int add) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i)));
+        if (add) v = _mm256_add_ps(v, _mm256_loadu_ps(dst + i));
+        _mm256_storeu_ps(dst + i, v);
+    }
+    for (; i < n; i++) dst[i] = (add ? dst[i] : 0.0f) + ps_float_from_half(src[i]);
+}
+static int have_f16c(void) {
+    static int cached = -1;
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    }
+    return cached;
+}
+#endif
+
+void ps_f32_to_f16(uint16_t *dst, const float *src, size_t n) {
+#ifdef PS_HAVE_X86
+    if (have_f16c()) { f32_to_f16_f16c(dst, src, n); return; }
+#endif
+    for (size_t i = 0; i < n; i++) dst[i] = ps_half_from_float(src[i]);
+}
+
+void ps_f16_to_f32(float *dst, const uint16_t *src, size_t n) {
+#ifdef PS_HAVE_X86
+    if (have_f16c()) { f16_to_f32_f16c(dst, src, n, 0); return; }
+#endif
+    for (size_t i = 0; i < n; i++) dst[i] = ps_float_from_half(src[i]);
+}
+
+void ps_f16_accumulate(float *dst, const uint16_t *src, size_t n) {
+#ifdef PS_HAVE_X86
+    if (have_f16c()) { f16_to_f32_f16c(dst, src, n, 1); return; }
+#endif
+    for (size_t i = 0; i < n; i++) dst[i] += ps_float_from_half(src[i]);
+}

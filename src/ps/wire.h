@@ -1,0 +1,113 @@
+/* wire.h: the parameter server's wire protocol over ZeroMQ, key-range sharding and fp16 packing.
+ *
+ * Every message is a ZeroMQ multipart message: [routing id (added/removed by ROUTER)] +
+ * one 64-byte header frame + (for data types) one payload frame. The header is encoded
+ * little-endian byte by byte, so it does not depend on struct padding or host byte order:
+ *
+ *   byte 0        4      6      8              12             16
+ *        +--------+------+------+--------------+--------------+
+ *        | magic  | ver  | type | sender (i32) | shard (u32)  |
+ *        +--------+------+------+--------------+--------------+
+ *     16 | iteration (u64)             | version (u64)               | 32
+ *        +-----------------------------+-----------------------------+
+ *     32 | offset (u64, elements)      | count (u64, elements)       | 48
+ *        +------+------+---------------+-----------------------------+
+ *     48 |dtype |flags | lr (f32)      | payload_len (u64, bytes)    | 64
+ *        +------+------+---------------+-----------------------------+
+ *
+ *   magic "PSR1" (0x31525350), version PS_WIRE_VERSION. sender: worker rank (>= 0) or
+ *   -1 - server index for server-sent messages. iteration: the worker's clock (PUSH), the
+ *   parameter generation wanted (PULL), the round (AVG). version: the global clock the
+ *   parameters carry (PARAMS) or were read at (PUSH, echoed back for staleness).
+ *
+ * Decoding (ps_wire_decode) checks everything that a header alone can check: size, magic,
+ * version, type, dtype allowed for the type, count/payload_len consistency. The server then
+ * checks what needs its context (shard index, offset/count within its key range, sender). This
+ * file does no I/O and knows nothing of sockets. */
+#ifndef PSRING_PS_WIRE_H
+#define PSRING_PS_WIRE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define PS_WIRE_MAGIC 0x31525350u   /* "PSR1" little-endian */
+#define PS_WIRE_VERSION 1
+#define PS_HEADER_BYTES 64
+#define PS_WIRE_MAX_COUNT (1ull << 40) /* elements; keeps count * 8 far from overflow */
+
+typedef enum {
+    PS_MSG_INIT = 1,      /* worker 0 -> server: initial params (f32), sets generation 1 */
+    PS_MSG_PULL,          /* worker -> server: send me params of generation >= iteration */
+    PS_MSG_PUSH,          /* worker -> server: gradient shard (f32|f16), lr in header */
+    PS_MSG_PARAMS,        /* server -> worker: parameter shard (f32|f16) */
+    PS_MSG_ACK,           /* server -> worker: INIT/STATE_SET applied */
+    PS_MSG_HEARTBEAT,     /* either way: I am alive */
+    PS_MSG_STATE_GET,     /* worker -> server: send params + optimizer state */
+    PS_MSG_STATE,         /* server -> worker: params then state (f32) */
+    PS_MSG_STATE_SET,     /* worker 0 -> server: params then state (f32), bumps generation */
+    PS_MSG_AVG,           /* worker -> server 0: doubles to average over live workers */
+    PS_MSG_AVG_REPLY,     /* server 0 -> worker: the means */
+    PS_MSG_DONE,          /* worker -> server: training over, send your report */
+    PS_MSG_STATS,         /* server -> worker: report (f64 fields, see ps_stats_index) */
+    PS_MSG_BYE,           /* worker -> server: leaving (after the last AVG) */
+    PS_MSG_TYPE_MAX
+} ps_msg_type_t;
+
+typedef enum { PS_DTYPE_NONE = 0, PS_DTYPE_F32 = 1, PS_DTYPE_F16 = 2, PS_DTYPE_F64 = 3, PS_DTYPE_MAX } ps_dtype_t;
+
+typedef struct {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t type;
+    int32_t sender;
+    uint32_t shard;
+    uint64_t iteration;
+    uint64_t clock;        /* "version" field of the diagram (the parameters' global clock) */
+    uint64_t offset;
+    uint64_t count;
+    uint16_t dtype;
+    uint16_t flags;
+    float lr;
+    uint64_t payload_len;
+} ps_header_t;
+
+typedef enum {
+    PS_WIRE_OK = 0,
+    PS_WIRE_ESIZE,        /* header frame is not PS_HEADER_BYTES */
+    PS_WIRE_EMAGIC,
+    PS_WIRE_EVERSION,
+    PS_WIRE_ETYPE,
+    PS_WIRE_EDTYPE,       /* unknown dtype, or not allowed for this type */
+    PS_WIRE_ECOUNT,       /* count 0 for a data type, nonzero for a control type, or huge */
+    PS_WIRE_ELENGTH,      /* payload_len != count * dtype size, or payload frame differs */
+    PS_WIRE_ESHARD,       /* shard is not the receiving server's */
+    PS_WIRE_ERANGE,       /* offset/count outside (or not covering) the key range */
+    PS_WIRE_ESENDER,      /* sender out of range or not matching the connection */
+    PS_WIRE_EFRAMES,      /* wrong number of frames */
+    PS_WIRE_ESTATE,       /* valid message at the wrong time (e.g. second push in a round) */
+    PS_WIRE_NERR
+} ps_wire_err_t;
+
+const char *ps_wire_strerror(int err);
+const char *ps_msg_name(int type);
+size_t ps_dtype_size(int dtype);   /* 0 for NONE or unknown */
+
+/* header -> 64 bytes */
+void ps_wire_encode(const ps_header_t *h, uint8_t out[PS_HEADER_BYTES]);
+/* bytes -> header; returns PS_WIRE_OK or the first problem found (h is filled as far as read) */
+int ps_wire_decode(const void *buf, size_t len, ps_header_t *h);
+/* a header with magic/version set and payload_len derived from count and dtype */
+ps_header_t ps_header_make(int type, int32_t sender, uint32_t shard, int dtype, uint64_t count);
+
+/* Key-range sharding, ps-lite style: shard s of S gets [s*count/S, (s+1)*count/S), so shard
+ * sizes differ by at most one element and the ranges are contiguous, disjoint and cover. */
+void ps_shard_range(size_t count, int nshards, int s, size_t *lo, size_t *len);
+
+/* IEEE 754 binary16 <-> binary32, round to nearest even; F16C instructions when the CPU has them */
+void ps_f32_to_f16(uint16_t *dst, const float *src, size_t n);
+void ps_f16_to_f32(float *dst, const uint16_t *src, size_t n);
+/* dst[i] += src[i] (half) */
+void ps_f16_accumulate(float *dst, const uint16_t *src, size_t n);
+uint16_t ps_half_from_float(float f);
+float ps_float_from_half(uint16_t h);
+
+#endif

@@ -1,0 +1,415 @@
+/* worker.c: see worker.h. Every receive is validated like on the server (magic, version,
+ * sender, shard, count); a bad message is counted, logged once per server and dropped. A wait
+ * ends with a fatal error when an awaited server has been silent (no reply and no heartbeat)
+ * for peer_timeout seconds. Deliberately not here: retries (a lost server is fatal). */
+#include "worker.h"
+#include "wire.h"
+#include "zcheck.h"
+#include "../common/timer.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#define PS_FLAG_F16 1u
+
+struct ps_worker {
+    ps_worker_config_t c;
+    void *ctx;
+    void **sock;
+    char **endpoints;
+    size_t *lo, *len;
+    double *last_heard;
+    uint64_t *read_clock;      /* global clock of the parameters last received from server s */
+    uint8_t *logged;
+    uint64_t clock, generation, avg_round;
+    uint16_t *half;
+    atomic_int inflight;
+    atomic_int stop;
+    pthread_t hb;
+    int hb_started;
+    uint64_t bytes_sent, bytes_recv, rejected;
+};
+
+static void fatal(ps_worker_t *w, const char *line) {
+    if (w->c.on_fatal) w->c.on_fatal(line);
+    fprintf(stderr, "%s\n", line);
+    exit(1);
+}
+
+static void on_release(void *data, void *hint) {
+    (void)data;
+    ps_worker_t *w = hint;
+    atomic_fetch_sub(&w->inflight, 1);
+}
+
+static void sleep_us(long us) {
+    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+    nanosleep(&ts, NULL);
+}
+
+static void set_identity(void *sock, char kind, int rank) {
+    uint8_t id[5] = { (uint8_t)kind, (uint8_t)rank, (uint8_t)(rank >> 8), (uint8_t)(rank >> 16), (uint8_t)(rank >> 24) };
+    zmqCheck(zmq_setsockopt(sock, ZMQ_ROUTING_ID, id, sizeof id));
+}
+
+static void send_header(ps_worker_t *w, int s, const ps_header_t *h, int more) {
+    uint8_t buf[PS_HEADER_BYTES];
+    ps_wire_encode(h, buf);
+    zmqCheck(zmq_send(w->sock[s], buf, sizeof buf, more ? ZMQ_SNDMORE : 0));
+}
+
+static ps_header_t worker_header(ps_worker_t *w, int s, int type, int dtype, uint64_t count) {
+    return ps_header_make(type, w->c.rank, (uint32_t)s, dtype, count);
+}
+
+/* the heartbeat thread: its own sockets (ZeroMQ sockets are not thread-safe) */
+static void *hb_main(void *arg) {
+    ps_worker_t *w = arg;
+    int S = w->c.nservers;
+    void **hs = xcalloc(S, sizeof(void *));
+    for (int s = 0; s < S; s++) {
+        zmqCheckPtr(hs[s], zmq_socket(w->ctx, ZMQ_DEALER));
+        int linger = 0;
+        zmqCheck(zmq_setsockopt(hs[s], ZMQ_LINGER, &linger, sizeof linger));
+        set_identity(hs[s], 'H', w->c.rank);
+        zmqCheck(zmq_connect(hs[s], w->endpoints[s]));
+    }
+    double ivl = w->c.peer_timeout / 5;
+    if (ivl > 1) ivl = 1;
+    double last = 0;
+    while (!atomic_load(&w->stop)) {
+        double now = timer_now();
+        if (now - last >= ivl) {
+            for (int s = 0; s < S; s++) {
+                ps_header_t h = worker_header(w, s, PS_MSG_HEARTBEAT, PS_DTYPE_NONE, 0);
+                uint8_t buf[PS_HEADER_BYTES];
+                ps_wire_encode(&h, buf);
+                /* DONTWAIT: never block here; a full queue means the server is not reading */
+                if (zmq_send(hs[s], buf, sizeof buf, ZMQ_DONTWAIT) == -1 && zmq_errno() != EAGAIN)
+                    die("ps worker %d heartbeat to server %d: %s", w->c.rank, s, zmq_strerror(zmq_errno()));
+            }
+            last = now;
+        }
+        sleep_us(10000);
+    }
+    for (int s = 0; s < S; s++) zmqCheck(zmq_close(hs[s]));
+    free(hs);
+    return NULL;
+}
+
+ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *const *endpoints) {
+    ps_worker_t *w = xcalloc(1, sizeof *w);
+    w->c = *c;
+    if (w->c.peer_timeout <= 0) w->c.peer_timeout = 10;
+    int S = c->nservers;
+    w->ctx = zctx;
+    w->sock = xcalloc(S, sizeof(void *));
+    w->endpoints = xcalloc(S, sizeof(char *));
+    w->lo = xcalloc(S, sizeof(size_t));
+    w->len = xcalloc(S, sizeof(size_t));
+    w->last_heard = xcalloc(S, sizeof(double));
+    w->read_clock = xcalloc(S, sizeof(uint64_t));
+    w->logged = xcalloc(S + 1, 1);
+    w->half = c->fp16 ? xcalloc(c->total, sizeof(uint16_t)) : NULL;
+    atomic_init(&w->inflight, 0);
+    atomic_init(&w->stop, 0);
+    double now = timer_now();
+    for (int s = 0; s < S; s++) {
+        w->endpoints[s] = strdup(endpoints[s]);
+        if (!w->endpoints[s]) die("out of memory");
+        ps_shard_range(c->total, S, s, &w->lo[s], &w->len[s]);
+        zmqCheckPtr(w->sock[s], zmq_socket(zctx, ZMQ_DEALER));
+        int hwm = 0, linger = 2000;
+        zmqCheck(zmq_setsockopt(w->sock[s], ZMQ_SNDHWM, &hwm, sizeof hwm));
+        zmqCheck(zmq_setsockopt(w->sock[s], ZMQ_RCVHWM, &hwm, sizeof hwm));
+        zmqCheck(zmq_setsockopt(w->sock[s], ZMQ_LINGER, &linger, sizeof linger));
+        set_identity(w->sock[s], 'D', c->rank);
+        if (zmq_connect(w->sock[s], endpoints[s]) != 0)
+            die("ps worker %d: cannot connect to server %d at %s: %s", c->rank, s, endpoints[s],
+                zmq_strerror(zmq_errno()));
+        w->last_heard[s] = now;
+    }
+    int rc = pthread_create(&w->hb, NULL, hb_main, w);
+    if (rc) die("pthread_create: %s", strerror(rc));
+    w->hb_started = 1;
+    return w;
+}
+
+void ps_worker_counters(const ps_worker_t *w, uint64_t *sent, uint64_t *recv, uint64_t *rejected) {
+    if (sent) *sent = w->bytes_sent;
+    if (recv) *recv = w->bytes_recv;
+    if (rejected) *rejected = w->rejected;
+}
+
+static void reject(ps_worker_t *w, int s, int err, const ps_header_t *h) {
+    w->rejected++;
+    if (w->logged[s]) return;
+    w->logged[s] = 1;
+    fprintf(stderr, "psring: ps worker %d: dropped a malformed message from server %d: %s (type %u); "
+            "further ones are only counted\n", w->c.rank, s, ps_wire_strerror(err), h ? h->type : 0);
+}
+
+typedef void (*reply_fn)(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx);
+
+/* Waits for one message of type from every server in [s0, s1); heartbeats and bad messages
+ * are consumed on the way. Fatal when an awaited server stays silent past peer_timeout. */
+static void wait_replies(ps_worker_t *w, int s0, int s1, int type, uint64_t count_per_len_mult,
+                         uint64_t fixed_count, reply_fn fn, void *ctx) {
+    int S = w->c.nservers;
+    uint8_t pending[S];
+    memset(pending, 0, S);
+    int remaining = 0;
+    for (int s = s0; s < s1; s++) { pending[s] = 1; remaining++; }
+    zmq_pollitem_t items[S];
+    int map[S];
+    while (remaining > 0) {
+        int n = 0;
+        for (int s = 0; s < S; s++)
+            if (pending[s]) { items[n] = (zmq_pollitem_t){ w->sock[s], 0, ZMQ_POLLIN, 0 }; map[n++] = s; }
+        int rc = zmq_poll(items, n, 50);
+        if (rc == -1) {
+            if (zmq_errno() == EINTR) continue;
+            die("ps worker %d: zmq_poll: %s", w->c.rank, zmq_strerror(zmq_errno()));
+        }
+        if (rc == 0) {
+            double now = timer_now();
+            for (int i = 0; i < n; i++) {
+                int s = map[i];
+                if (now - w->last_heard[s] > w->c.peer_timeout) {
+                    char line[256];
+                    snprintf(line, sizeof line, "psring: ps worker %d (mpi rank %d): server %d (mpi rank %d) "
+                             "silent for %.1f s; ending the job", w->c.rank, w->c.mpi_rank, s,
+                             w->c.server_rank_base + s, now - w->last_heard[s]);
+                    fatal(w, line);
+                }
+            }
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            if (!(items[i].revents & ZMQ_POLLIN)) continue;
+            int s = map[i];
+            for (;;) {
+                zmq_msg_t hdr, payload;
+                zmqCheck(zmq_msg_init(&hdr));
+                if (zmq_msg_recv(&hdr, w->sock[s], ZMQ_DONTWAIT) == -1) {
+                    int e = zmq_errno();
+                    zmq_msg_close(&hdr);
+                    if (e == EAGAIN || e == EINTR) break;
+                    die("ps worker %d: zmq_msg_recv from server %d: %s", w->c.rank, s, zmq_strerror(e));
+                }
+                w->last_heard[s] = timer_now();
+                zmqCheck(zmq_msg_init(&payload));
+                int have_payload = 0, extra = 0;
+                if (zmq_msg_more(&hdr)) {
+                    zmqCheck(zmq_msg_recv(&payload, w->sock[s], 0));
+                    have_payload = 1;
+                    while (zmq_msg_more(&payload)) { /* drain extra frames */
+                        zmq_msg_t junk;
+                        zmqCheck(zmq_msg_init(&junk));
+                        zmqCheck(zmq_msg_recv(&junk, w->sock[s], 0));
+                        int more = zmq_msg_more(&junk);
+                        zmqCheck(zmq_msg_close(&junk));
+                        extra++;
+                        if (!more) break;
+                    }
+                }
+                ps_header_t h;
+                int err = ps_wire_decode(zmq_msg_data(&hdr), zmq_msg_size(&hdr), &h);
+                uint64_t want = fixed_count ? fixed_count : w->len[s] * count_per_len_mult;
+                if (!err && (h.sender != -1 - s)) err = PS_WIRE_ESENDER;
+                if (!err && h.shard != (uint32_t)s) err = PS_WIRE_ESHARD;
+                if (!err && (extra || have_payload != (h.dtype != PS_DTYPE_NONE))) err = PS_WIRE_EFRAMES;
+                if (!err && have_payload && zmq_msg_size(&payload) != h.payload_len) err = PS_WIRE_ELENGTH;
+                if (!err && h.type != PS_MSG_HEARTBEAT && (h.type != type || !pending[s])) err = PS_WIRE_ESTATE;
+                if (!err && h.type == type && h.dtype != PS_DTYPE_NONE && (h.offset != 0 || h.count != want)) err = PS_WIRE_ERANGE;
+                if (err) reject(w, s, err, &h);
+                else if (h.type == type) {
+                    if (have_payload) w->bytes_recv += h.payload_len;
+                    if (fn) fn(w, s, &h, &payload, ctx);
+                    pending[s] = 0;
+                    remaining--;
+                }
+                zmqCheck(zmq_msg_close(&hdr));
+                zmqCheck(zmq_msg_close(&payload));
+                if (!pending[s]) break;
+            }
+        }
+    }
+}
+
+static void wait_inflight(ps_worker_t *w) {
+    double t0 = timer_now();
+    while (atomic_load(&w->inflight) > 0) {
+        if (timer_now() - t0 > w->c.peer_timeout) die("ps worker %d: sends not completed after %.1f s", w->c.rank, w->c.peer_timeout);
+        sleep_us(10);
+    }
+}
+
+/* header + zero-copy payload (buf must stay unchanged until wait_inflight) */
+static void send_zero_copy(ps_worker_t *w, int s, const ps_header_t *h, const void *buf, size_t bytes) {
+    zmq_msg_t m;
+    atomic_fetch_add(&w->inflight, 1);
+    zmqCheck(zmq_msg_init_data(&m, (void *)buf, bytes, on_release, w));
+    send_header(w, s, h, 1);
+    zmqCheck(zmq_msg_send(&m, w->sock[s], 0));
+    w->bytes_sent += bytes;
+}
+
+static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {
+    float *params = ctx;
+    if (h->dtype == PS_DTYPE_F16) ps_f16_to_f32(params + w->lo[s], zmq_msg_data(payload), w->len[s]);
+    else memcpy(params + w->lo[s], zmq_msg_data(payload), w->len[s] * 4);
+    w->read_clock[s] = h->clock;
+}
+
+static void on_ack(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {}
+
+int ps_worker_init_params(ps_worker_t *w, const float *params) {
+    for (int s = 0; s < w->c.nservers; s++) {
+        ps_header_t h = worker_header(w, s, PS_MSG_INIT, PS_DTYPE_F32, w->len[s]);
+        send_zero_copy(w, s, &h, params + w->lo[s], w->len[s] * 4);
+    }
+    wait_replies(w, 0, w->c.nservers, PS_MSG_ACK, 0, 0, on_ack, NULL);
+    wait_inflight(w);
+    return 0;
+}
+
+static void pull_generation(ps_worker_t *w, float *params) {
+    for (int s = 0; s < w->c.nservers; s++) {
+        ps_header_t h = worker_header(w, s, PS_MSG_PULL, PS_DTYPE_NONE, 0);
+        h.iteration = w->generation;
+        send_header(w, s, &h, 0);
+    }
+    wait_replies(w, 0, w->c.nservers, PS_MSG_PARAMS, 1, 0, on_params, params);
+}
+
+int ps_worker_pull(ps_worker_t *w, float *params) {
+    w->generation++;
+    pull_generation(w, params);
+    return 0;
+}
+
+int ps_worker_fetch(ps_worker_t *w, float *params) {
+    pull_generation(w, params);
+    return 0;
+}
+
+int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) {
+    for (int s = 0; s < w->c.nservers; s++) {
+        int half = w->c.fp16;
+        ps_header_t h = worker_header(w, s, PS_MSG_PUSH, half ? PS_DTYPE_F16 : PS_DTYPE_F32, w->len[s]);
+        h.iteration = w->clock;
+        h.clock = w->read_clock[s];
+        h.lr = lr;
+        if (half) {
+            ps_f32_to_f16(w->half + w->lo[s], grads + w->lo[s], w->len[s]);
+            send_zero_copy(w, s, &h, w->half + w->lo[s], w->len[s] * 2);
+        } else {
+            send_zero_copy(w, s, &h, grads + w->lo[s], w->len[s] * 4);
+        }
+    }
+    wait_replies(w, 0, w->c.nservers, PS_MSG_PARAMS, 1, 0, on_params, params);
+    wait_inflight(w); /* grads/half are the caller's again */
+    w->clock++;
+    return 0;
+}
+
+typedef struct { float *params, *state; } state_ctx_t;
+
+static void on_state(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {
+    state_ctx_t *sc = ctx;
+    const float *p = zmq_msg_data(payload);
+    size_t lo = w->lo[s], len = w->len[s], total = w->c.total;
+    memcpy(sc->params + lo, p, len * 4);
+    for (size_t k = 0; k < w->c.state_per_param; k++)
+        memcpy(sc->state + k * total + lo, p + len + k * len, len * 4);
+}
+
+int ps_worker_state_get(ps_worker_t *w, float *params, float *state) {
+    for (int s = 0; s < w->c.nservers; s++) {
+        ps_header_t h = worker_header(w, s, PS_MSG_STATE_GET, PS_DTYPE_NONE, 0);
+        send_header(w, s, &h, 0);
+    }
+    state_ctx_t sc = { params, state };
+    wait_replies(w, 0, w->c.nservers, PS_MSG_STATE, 1 + w->c.state_per_param, 0, on_state, &sc);
+    return 0;
+}
+
+int ps_worker_state_set(ps_worker_t *w, const float *params, const float *state, int sender) {
+    if (sender) {
+        size_t spp = w->c.state_per_param, total = w->c.total;
+        for (int s = 0; s < w->c.nservers; s++) {
+            size_t lo = w->lo[s], len = w->len[s];
+            ps_header_t h = worker_header(w, s, PS_MSG_STATE_SET, PS_DTYPE_F32, len * (1 + spp));
+            zmq_msg_t m;
+            zmqCheck(zmq_msg_init_size(&m, len * (1 + spp) * 4));
+            float *p = zmq_msg_data(&m);
+            memcpy(p, params + lo, len * 4);
+            for (size_t k = 0; k < spp; k++) memcpy(p + len + k * len, state + k * total + lo, len * 4);
+            send_header(w, s, &h, 1);
+            w->bytes_sent += zmq_msg_size(&m);
+            zmqCheck(zmq_msg_send(&m, w->sock[s], 0));
+        }
+        wait_replies(w, 0, w->c.nservers, PS_MSG_ACK, 0, 0, on_ack, NULL);
+    }
+    /* pull the generation the STATE_SET created (servers withhold it until it exists) */
+    float *tmp = xmalloc(w->c.total * sizeof(float));
+    ps_worker_pull(w, tmp);
+    free(tmp);
+    return 0;
+}
+
+static void on_avg(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {
+    memcpy(ctx, zmq_msg_data(payload), h->payload_len);
+}
+
+int ps_worker_average(ps_worker_t *w, double *vals, int n) {
+    if (n <= 0) return 0;
+    if (n > 64) { fprintf(stderr, "psring: ps worker %d: average of %d values (max 64)\n", w->c.rank, n); return -1; }
+    ps_header_t h = worker_header(w, 0, PS_MSG_AVG, PS_DTYPE_F64, (uint64_t)n);
+    h.iteration = w->avg_round++;
+    zmq_msg_t m;
+    zmqCheck(zmq_msg_init_size(&m, n * sizeof(double)));
+    memcpy(zmq_msg_data(&m), vals, n * sizeof(double));
+    send_header(w, 0, &h, 1);
+    zmqCheck(zmq_msg_send(&m, w->sock[0], 0));
+    wait_replies(w, 0, 1, PS_MSG_AVG_REPLY, 0, (uint64_t)n, on_avg, vals);
+    return 0;
+}
+
+typedef struct { double **reports; size_t len; } done_ctx_t;
+
+static void on_stats(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {
+    done_ctx_t *d = ctx;
+    memcpy(d->reports[s], zmq_msg_data(payload), d->len * sizeof(double));
+}
+
+int ps_worker_done(ps_worker_t *w, double **reports, size_t report_len) {
+    for (int s = 0; s < w->c.nservers; s++) {
+        ps_header_t h = worker_header(w, s, PS_MSG_DONE, PS_DTYPE_NONE, 0);
+        send_header(w, s, &h, 0);
+    }
+    done_ctx_t d = { reports, report_len };
+    wait_replies(w, 0, w->c.nservers, PS_MSG_STATS, 0, report_len, on_stats, &d);
+    return 0;
+}
+
+void ps_worker_free(ps_worker_t *w) {
+    if (!w) return;
+    for (int s = 0; s < w->c.nservers; s++) {
+        ps_header_t h = worker_header(w, s, PS_MSG_BYE, PS_DTYPE_NONE, 0);
+        send_header(w, s, &h, 0);
+    }
+    atomic_store(&w->stop, 1);
+    if (w->hb_started) pthread_join(w->hb, NULL);
+    wait_inflight(w);
+    for (int s = 0; s < w->c.nservers; s++) {
+        zmqCheck(zmq_close(w->sock[s]));
+        free(w->endpoints[s]);
+    }
+    free(w->sock); free(w->endpoints); free(w->lo); free(w->len); free(w->last_heard);
+    free(w->read_clock); free(w->logged); free(w->half);
+    free(w);
+}

@@ -1,0 +1,42 @@
+/* worker.h: the worker side of the parameter server: one DEALER socket per server (data) plus a
+ * heartbeat thread with its own DEALER per server, so servers can tell a busy worker from a dead
+ * one. Pushes go to every server before any reply is awaited (shards travel in parallel). No
+ * MPI here: the caller passes the endpoints and a fatal-error callback. */
+#ifndef PSRING_PS_WORKER_H
+#define PSRING_PS_WORKER_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ps_worker ps_worker_t;
+
+typedef struct {
+    int rank, nworkers, nservers;
+    size_t total;              /* model elements */
+    size_t state_per_param;    /* optimizer state floats per parameter (state_get/set) */
+    int fp16;                  /* gradients and pulled parameters travel as half */
+    double peer_timeout;       /* seconds of server silence that count as death */
+    int mpi_rank;              /* this process, for messages */
+    int server_rank_base;      /* mpi rank of server 0, for messages */
+    void (*on_fatal)(const char *line); /* NULL: print and exit(1) */
+} ps_worker_config_t;
+
+ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *const *endpoints);
+/* INIT: these become the servers' parameters (optimizer state zeroed); one worker calls it */
+int ps_worker_init_params(ps_worker_t *w, const float *params);
+/* every worker after init/state_set: wait for that generation and copy it into params (f32) */
+int ps_worker_pull(ps_worker_t *w, float *params);
+/* the servers' current parameters (async/ssp: a snapshot) without waiting for a new generation */
+int ps_worker_fetch(ps_worker_t *w, float *params);
+/* push grads (all shards, then wait), params <- the servers' answer */
+int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr);
+int ps_worker_state_get(ps_worker_t *w, float *params, float *state);
+/* sender != 0 sends params+state; every worker then pulls the new generation */
+int ps_worker_state_set(ps_worker_t *w, const float *params, const float *state, int sender);
+int ps_worker_average(ps_worker_t *w, double *vals, int n);
+/* DONE to every server; reports[s] receives server s's report (ps_server_report layout) */
+int ps_worker_done(ps_worker_t *w, double **reports, size_t report_len);
+void ps_worker_counters(const ps_worker_t *w, uint64_t *sent, uint64_t *recv, uint64_t *rejected);
+/* BYE to every server, stop the heartbeat thread, close the sockets */
+void ps_worker_free(ps_worker_t *w);
+
+#endif
