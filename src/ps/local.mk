@@ -4,3 +4,10 @@ noinst_LIBRARIES += src/ps/libps.a
 src_ps_libps_a_SOURCES = src/ps/wire.c src/ps/server.c src/ps/worker.c src/ps/ps_exchange.c
 src_ps_libps_a_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS) -pthread
 noinst_HEADERS += src/ps/wire.h src/ps/server.h src/ps/worker.h src/ps/zcheck.h
+
+check_PROGRAMS += tests/test_ps
+TESTS += tests/test_ps
+tests_test_ps_SOURCES = tests/test_ps.c
+tests_test_ps_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZMQ_CFLAGS) -pthread
+tests_test_ps_LDADD = src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/common/libcommon.a \
+  $(CHECK_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm

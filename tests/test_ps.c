@@ -1,0 +1,427 @@
+/* test_ps.c: Check suites for src/ps: key-range sharding, the wire protocol (round trip, every
+ * malformed case, a 200k-iteration fuzz of random and mutated headers), fp16 packing, and two
+ * server-level tests over inproc: a running server fed malformed messages keeps serving with its
+ * parameters unchanged and counts every one of them; and bsp with 2 servers x 2 workers equals
+ * the single-process optimizer bit for bit. No MPI: the server/worker modules do not need it. */
+#include <check.h>
+#include <pthread.h>
+#include <string.h>
+#include <math.h>
+#include <zmq.h>
+#include "ps/wire.h"
+#include "ps/server.h"
+#include "ps/worker.h"
+#include "model/optim.h"
+#include "common/rng.h"
+
+/* ---- sharding ---- */
+START_TEST(test_shard_ranges) {
+    static const size_t counts[] = { 0, 1, 2, 3, 7, 10, 99, 100, 101, 1000, 4097, 203530, 1u << 20, 12345679 };
+    for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+        for (int S = 1; S <= 17; S++) {
+            size_t count = counts[ci], next = 0, mn = (size_t)-1, mx = 0;
+            for (int s = 0; s < S; s++) {
+                size_t lo, len;
+                ps_shard_range(count, S, s, &lo, &len);
+                ck_assert_msg(lo == next, "count %zu S %d shard %d starts at %zu, want %zu", count, S, s, lo, next);
+                next = lo + len;
+                if (len < mn) mn = len;
+                if (len > mx) mx = len;
+            }
+            ck_assert_msg(next == count, "count %zu S %d: shards cover %zu", count, S, next);
+            ck_assert_msg(mx - mn <= 1, "count %zu S %d: shard sizes %zu..%zu", count, S, mn, mx);
+        }
+}
+END_TEST
+
+/* ---- wire ---- */
+static ps_header_t sample(int type, int dtype, uint64_t count) {
+    ps_header_t h = ps_header_make(type, 3, 1, dtype, count);
+    h.iteration = 0x0123456789abcdefull;
+    h.clock = 42;
+    h.lr = 0.125f;
+    h.flags = 1;
+    return h;
+}
+
+START_TEST(test_wire_roundtrip) {
+    static const struct { int type, dtype; uint64_t count; } cases[] = {
+        { PS_MSG_INIT, PS_DTYPE_F32, 100 }, { PS_MSG_PULL, PS_DTYPE_NONE, 0 },
+        { PS_MSG_PUSH, PS_DTYPE_F32, 7 }, { PS_MSG_PUSH, PS_DTYPE_F16, 1u << 20 },
+        { PS_MSG_PARAMS, PS_DTYPE_F16, 3 }, { PS_MSG_ACK, PS_DTYPE_NONE, 0 },
+        { PS_MSG_HEARTBEAT, PS_DTYPE_NONE, 0 }, { PS_MSG_STATE, PS_DTYPE_F32, 22 },
+        { PS_MSG_AVG, PS_DTYPE_F64, 2 }, { PS_MSG_STATS, PS_DTYPE_F64, 44 }, { PS_MSG_BYE, PS_DTYPE_NONE, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ps_header_t h = sample(cases[i].type, cases[i].dtype, cases[i].count), d;
+        uint8_t buf[PS_HEADER_BYTES];
+        ps_wire_encode(&h, buf);
+        ck_assert_int_eq(buf[0], 'P');   /* magic is "PSR1" on the wire */
+        ck_assert_int_eq(buf[3], '1');
+        ck_assert_int_eq(ps_wire_decode(buf, sizeof buf, &d), PS_WIRE_OK);
+        ck_assert_int_eq(memcmp(&h, &d, sizeof h), 0);
+    }
+}
+END_TEST
+
+typedef void (*mutate_fn)(ps_header_t *h, size_t *len);
+static void m_magic(ps_header_t *h, size_t *l) { h->magic ^= 1; }
+static void m_version(ps_header_t *h, size_t *l) { h->version = PS_WIRE_VERSION + 1; }
+static void m_type0(ps_header_t *h, size_t *l) { h->type = 0; }
+static void m_type_big(ps_header_t *h, size_t *l) { h->type = PS_MSG_TYPE_MAX; }
+static void m_dtype(ps_header_t *h, size_t *l) { h->dtype = PS_DTYPE_MAX; }
+static void m_dtype_wrong(ps_header_t *h, size_t *l) { h->dtype = PS_DTYPE_F64; h->payload_len = h->count * 8; }
+static void m_count0(ps_header_t *h, size_t *l) { h->count = 0; h->payload_len = 0; }
+static void m_count_huge(ps_header_t *h, size_t *l) { h->count = PS_WIRE_MAX_COUNT + 1; h->payload_len = h->count * 4; }
+static void m_len(ps_header_t *h, size_t *l) { h->payload_len += 1; }
+static void m_offset(ps_header_t *h, size_t *l) { h->offset = UINT64_MAX; }
+static void m_lr(ps_header_t *h, size_t *l) { h->lr = NAN; }
+static void m_short(ps_header_t *h, size_t *l) { *l = PS_HEADER_BYTES - 1; }
+static void m_long(ps_header_t *h, size_t *l) { *l = PS_HEADER_BYTES + 1; }
+
+START_TEST(test_wire_malformed) {
+    static const struct { const char *name; mutate_fn fn; int want; } cases[] = {
+        { "magic", m_magic, PS_WIRE_EMAGIC }, { "version", m_version, PS_WIRE_EVERSION },
+        { "type 0", m_type0, PS_WIRE_ETYPE }, { "type max", m_type_big, PS_WIRE_ETYPE },
+        { "dtype unknown", m_dtype, PS_WIRE_EDTYPE }, { "dtype f64 on push", m_dtype_wrong, PS_WIRE_EDTYPE },
+        { "count 0", m_count0, PS_WIRE_ECOUNT }, { "count huge", m_count_huge, PS_WIRE_ECOUNT },
+        { "payload_len", m_len, PS_WIRE_ELENGTH }, { "offset", m_offset, PS_WIRE_ERANGE },
+        { "lr nan", m_lr, PS_WIRE_ERANGE }, { "short", m_short, PS_WIRE_ESIZE }, { "long", m_long, PS_WIRE_ESIZE },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ps_header_t h = sample(PS_MSG_PUSH, PS_DTYPE_F32, 1000), d;
+        size_t len = PS_HEADER_BYTES;
+        cases[i].fn(&h, &len);
+        uint8_t buf[PS_HEADER_BYTES + 8] = { 0 };
+        ps_wire_encode(&h, buf);
+        int got = ps_wire_decode(buf, len, &d);
+        ck_assert_msg(got == cases[i].want, "%s: got %s, want %s", cases[i].name,
+                      ps_wire_strerror(got), ps_wire_strerror(cases[i].want));
+    }
+    /* control messages must carry nothing */
+    ps_header_t h = sample(PS_MSG_PULL, PS_DTYPE_NONE, 0), d;
+    uint8_t buf[PS_HEADER_BYTES];
+    h.count = 5;
+    ps_wire_encode(&h, buf);
+    ck_assert_int_eq(ps_wire_decode(buf, sizeof buf, &d), PS_WIRE_ECOUNT);
+    h = sample(PS_MSG_PULL, PS_DTYPE_NONE, 0);
+    h.payload_len = 8;
+    ps_wire_encode(&h, buf);
+    ck_assert_int_eq(ps_wire_decode(buf, sizeof buf, &d), PS_WIRE_ELENGTH);
+}
+END_TEST
+
+START_TEST(test_wire_fuzz) {
+    rng_t r;
+    rng_init(&r, 1234, 7);
+    long ok = 0, bad = 0;
+    for (long it = 0; it < 200000; it++) {
+        uint8_t buf[PS_HEADER_BYTES + 16];
+        size_t len = PS_HEADER_BYTES;
+        if (it % 2 == 0) { /* pure random bytes, random length */
+            for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)rng_next(&r);
+            if (it % 8 == 0) len = rng_below(&r, sizeof buf + 1);
+        } else { /* a valid header with 1-4 random byte or bit flips */
+            int type = 1 + (int)rng_below(&r, PS_MSG_TYPE_MAX - 1);
+            int dtype = type == PS_MSG_PUSH || type == PS_MSG_PARAMS ? PS_DTYPE_F16 :
+                        type == PS_MSG_AVG || type == PS_MSG_AVG_REPLY || type == PS_MSG_STATS ? PS_DTYPE_F64 :
+                        type == PS_MSG_INIT || type == PS_MSG_STATE || type == PS_MSG_STATE_SET ? PS_DTYPE_F32 : PS_DTYPE_NONE;
+            ps_header_t h = sample(type, dtype, dtype ? 1 + rng_below(&r, 1u << 24) : 0);
+            ps_wire_encode(&h, buf);
+            int flips = 1 + (int)rng_below(&r, 4);
+            for (int k = 0; k < flips; k++) {
+                size_t pos = rng_below(&r, PS_HEADER_BYTES);
+                if (rng_below(&r, 2)) buf[pos] ^= (uint8_t)(1u << rng_below(&r, 8));
+                else buf[pos] = (uint8_t)rng_next(&r);
+            }
+        }
+        ps_header_t d;
+        int rc = ps_wire_decode(buf, len, &d);
+        ck_assert(rc >= 0 && rc < PS_WIRE_NERR);
+        if (rc == PS_WIRE_OK) { /* anything accepted must be self-consistent and re-encode identically */
+            ok++;
+            ck_assert_uint_eq(d.payload_len, d.count * ps_dtype_size(d.dtype));
+            uint8_t again[PS_HEADER_BYTES];
+            ps_wire_encode(&d, again);
+            ck_assert_int_eq(memcmp(again, buf, PS_HEADER_BYTES), 0);
+        } else bad++;
+    }
+    ck_assert(bad > 100000);  /* the mutations really hit the checks */
+    ck_assert(ok > 0);        /* some flips (iteration, clock, flags) leave a valid header */
+}
+END_TEST
+
+/* ---- fp16 ---- */
+START_TEST(test_fp16) {
+    static const struct { float f; uint16_t h; } known[] = {
+        { 0.0f, 0x0000 }, { -0.0f, 0x8000 }, { 1.0f, 0x3c00 }, { -2.0f, 0xc000 }, { 65504.0f, 0x7bff },
+        { 65520.0f, 0x7c00 }, { 1e-8f, 0x0000 }, { 5.9604644775390625e-8f, 0x0001 },
+        { 6.103515625e-5f, 0x0400 }, { 0.333333333f, 0x3555 }, { INFINITY, 0x7c00 }, { 1.00048828125f, 0x3c00 },
+        { 1.00146484375f, 0x3c02 },
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        ck_assert_msg(ps_half_from_float(known[i].f) == known[i].h, "%g -> %04x, want %04x", known[i].f,
+                      ps_half_from_float(known[i].f), known[i].h);
+        uint16_t v;
+        ps_f32_to_f16(&v, &known[i].f, 1);
+        ck_assert_uint_eq(v, known[i].h);
+    }
+    /* every half converts to float and back unchanged (nan payloads aside) */
+    for (uint32_t h = 0; h < 65536; h++) {
+        if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue;
+        ck_assert_uint_eq(ps_half_from_float(ps_float_from_half((uint16_t)h)), h);
+    }
+    /* the vector path (F16C where present) agrees with the scalar reference on random floats */
+    enum { N = 100003 };
+    static float f[N], back[N], acc[N];
+    static uint16_t hv[N];
+    rng_t r;
+    rng_init(&r, 5, 1);
+    for (int i = 0; i < N; i++) {
+        uint32_t bits = (uint32_t)rng_next(&r);
+        if ((bits & 0x7f800000u) == 0x7f800000u) bits &= ~0x00400000u; /* keep NaNs out */
+        memcpy(&f[i], &bits, 4);
+        if (i % 3 == 0) f[i] = (float)(rng_below(&r, 2000000) - 1000000) * 1e-6f;
+        acc[i] = 1.0f;
+    }
+    ps_f32_to_f16(hv, f, N);
+    for (int i = 0; i < N; i++) {
+        if (isnan(f[i])) continue;
+        ck_assert_msg(hv[i] == ps_half_from_float(f[i]), "element %d (%a): %04x vs %04x", i, f[i], hv[i], ps_half_from_float(f[i]));
+    }
+    ps_f16_to_f32(back, hv, N);
+    ps_f16_accumulate(acc, hv, N);
+    for (int i = 0; i < N; i++) {
+        if (isnan(f[i])) continue;
+        float want = ps_float_from_half(hv[i]);
+        ck_assert(back[i] == want || (isnan(back[i]) && isnan(want)));
+        if (isfinite(want)) ck_assert(acc[i] == 1.0f + want);
+    }
+}
+END_TEST
+
+/* ---- server-level tests over inproc ---- */
+static void *zctx;
+
+static void *server_thread(void *arg) {
+    ps_server_t *s = arg;
+    return (void *)(long)ps_server_run(s);
+}
+
+static void send_raw(void *sock, const ps_header_t *h, size_t hbytes, const void *payload, size_t pbytes, int frames) {
+    uint8_t buf[PS_HEADER_BYTES + 8] = { 0 };
+    ps_wire_encode(h, buf);
+    int more = frames > 1 ? ZMQ_SNDMORE : 0;
+    ck_assert_int_ne(zmq_send(sock, buf, hbytes, more), -1);
+    for (int f = 1; f < frames; f++)
+        ck_assert_int_ne(zmq_send(sock, payload, pbytes, f + 1 < frames ? ZMQ_SNDMORE : 0), -1);
+}
+
+static void *raw_dealer(const char *ep, char kind, uint32_t rank, int idlen) {
+    void *d = zmq_socket(zctx, ZMQ_DEALER);
+    ck_assert_ptr_nonnull(d);
+    uint8_t id[8] = { (uint8_t)kind, (uint8_t)rank, (uint8_t)(rank >> 8), (uint8_t)(rank >> 16), (uint8_t)(rank >> 24), 9, 9, 9 };
+    ck_assert_int_eq(zmq_setsockopt(d, ZMQ_ROUTING_ID, id, idlen), 0);
+    int linger = 0;
+    zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
+    ck_assert_int_eq(zmq_connect(d, ep), 0);
+    return d;
+}
+
+/* receive one server message (skipping heartbeats): header + payload copied into out */
+static ps_header_t recv_raw(void *d, void *out, size_t max) {
+    for (;;) {
+        uint8_t buf[PS_HEADER_BYTES];
+        int n = zmq_recv(d, buf, sizeof buf, 0);
+        ck_assert_int_eq(n, PS_HEADER_BYTES);
+        ps_header_t h;
+        ck_assert_int_eq(ps_wire_decode(buf, n, &h), PS_WIRE_OK);
+        if (h.dtype != PS_DTYPE_NONE) {
+            int m = zmq_recv(d, out, max, 0);
+            ck_assert_int_eq(m, (int)h.payload_len);
+        }
+        if (h.type != PS_MSG_HEARTBEAT) return h;
+    }
+}
+
+START_TEST(test_server_rejects_malformed) {
+    enum { COUNT = 1000 };
+    zctx = zmq_ctx_new();
+    ps_server_config_t c = { .index = 0, .nservers = 1, .nworkers = 2, .total = COUNT, .sync = SYNC_ASYNC,
+                             .peer_timeout = 20, .optim = { 0.1f, 0.9f, 0.0f }, .worker_rank_base = 1, .quiet = 1 };
+    char ep[256];
+    ps_server_t *srv = ps_server_create(zctx, &c, "inproc://ps-malformed", ep, sizeof ep);
+    pthread_t th;
+    pthread_create(&th, NULL, server_thread, srv);
+
+    static float p0[COUNT], got[COUNT], g[COUNT], want[COUNT], state[COUNT];
+    for (int i = 0; i < COUNT; i++) { p0[i] = (float)(i % 97) * 0.01f - 0.3f; g[i] = (float)((i * 7) % 13) - 6.0f; }
+    char *eps[1] = { ep };
+    ps_worker_config_t wc = { .rank = 0, .nworkers = 2, .nservers = 1, .total = COUNT, .state_per_param = 1,
+                              .peer_timeout = 20, .mpi_rank = 1 };
+    ps_worker_t *w0 = ps_worker_create(zctx, &wc, eps);
+    ps_worker_init_params(w0, p0);
+    ps_worker_pull(w0, got);
+    ck_assert_int_eq(memcmp(got, p0, sizeof p0), 0);
+
+    /* the attacker claims to be worker 1 */
+    void *a = raw_dealer(ep, 'D', 1, 5);
+    static float junk[COUNT + 8];
+    for (int i = 0; i < COUNT + 8; i++) junk[i] = 1e6f;
+    int sent = 0;
+    ps_header_t h;
+#define BAD(stmt, hbytes, pbytes, frames) do { h = ps_header_make(PS_MSG_PUSH, 1, 0, PS_DTYPE_F32, COUNT); h.lr = 1; stmt; \
+        send_raw(a, &h, hbytes, junk, pbytes, frames); sent++; } while (0)
+    BAD(h.magic = 0xdeadbeef, PS_HEADER_BYTES, COUNT * 4, 2);
+    BAD(h.version = 9, PS_HEADER_BYTES, COUNT * 4, 2);
+    BAD(h.type = 99, PS_HEADER_BYTES, COUNT * 4, 2);
+    BAD(h.dtype = 7, PS_HEADER_BYTES, COUNT * 4, 2);
+    BAD(h.shard = 1, PS_HEADER_BYTES, COUNT * 4, 2);                           /* not this server */
+    BAD((h.offset = 1, h.count = COUNT - 1, h.payload_len = (COUNT - 1) * 4), PS_HEADER_BYTES, (COUNT - 1) * 4, 2);
+    BAD((h.count = COUNT + 1, h.payload_len = (COUNT + 1) * 4), PS_HEADER_BYTES, (COUNT + 1) * 4, 2);
+    BAD((void)0, PS_HEADER_BYTES, COUNT * 4 - 4, 2);                           /* payload shorter than header says */
+    BAD(h.payload_len = 12, PS_HEADER_BYTES, 12, 2);
+    BAD((void)0, PS_HEADER_BYTES, COUNT * 4, 1);                               /* payload frame missing */
+    BAD((void)0, PS_HEADER_BYTES, COUNT * 4, 3);                               /* extra frame */
+    BAD(h.sender = 0, PS_HEADER_BYTES, COUNT * 4, 2);                          /* spoofs worker 0 */
+    BAD((void)0, PS_HEADER_BYTES - 4, COUNT * 4, 2);                           /* short header */
+    BAD((h.type = PS_MSG_PARAMS), PS_HEADER_BYTES, COUNT * 4, 2);              /* server-only type */
+    BAD((h.type = PS_MSG_INIT, h.count = 10, h.payload_len = 40), PS_HEADER_BYTES, 40, 2);
+    /* unknown peers: bad identity length, unknown kind, rank out of range */
+    void *u1 = raw_dealer(ep, 'D', 1, 7), *u2 = raw_dealer(ep, 'X', 1, 5), *u3 = raw_dealer(ep, 'D', 5, 5);
+    h = ps_header_make(PS_MSG_PUSH, 1, 0, PS_DTYPE_F32, COUNT);
+    h.lr = 1;
+    send_raw(u1, &h, PS_HEADER_BYTES, junk, COUNT * 4, 2);
+    send_raw(u2, &h, PS_HEADER_BYTES, junk, COUNT * 4, 2);
+    send_raw(u3, &h, PS_HEADER_BYTES, junk, COUNT * 4, 2);
+    sent += 3;
+    /* a valid PULL on the attacker's pipe: its answer comes after all the junk was handled */
+    h = ps_header_make(PS_MSG_PULL, 1, 0, PS_DTYPE_NONE, 0);
+    h.iteration = 1;
+    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
+    ps_header_t r = recv_raw(a, got, sizeof got);
+    ck_assert_int_eq(r.type, PS_MSG_PARAMS);
+    ck_assert_int_eq(memcmp(got, p0, sizeof p0), 0);   /* parameters untouched */
+
+    /* and the server still works: a real step gives exactly optim_step(g / 2) (async, N=2) */
+    ps_worker_step(w0, got, g, 0.5f);
+    optim_config_t oc = c.optim;
+    memcpy(want, p0, sizeof p0);
+    for (int i = 0; i < COUNT; i++) junk[i] = g[i] * 0.5f;
+    optim_step(&oc, want, junk, state, COUNT, 0.5f);
+    ck_assert_int_eq(memcmp(got, want, sizeof want), 0);
+
+    /* finish: attacker (as worker 1) reports done and leaves; worker 0 gets the report */
+    h = ps_header_make(PS_MSG_DONE, 1, 0, PS_DTYPE_NONE, 0);
+    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
+    double rep[PS_ST_FIELDS + PS_HIST + 2], *reps[1] = { rep };
+    ps_worker_done(w0, reps, PS_ST_FIELDS + PS_HIST + 2);
+    ck_assert_int_eq((int)rep[PS_ST_REJECTED], sent);
+    ck_assert_int_eq((int)rep[PS_ST_UPDATES], 1);
+    h = ps_header_make(PS_MSG_BYE, 1, 0, PS_DTYPE_NONE, 0);
+    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
+    ps_worker_free(w0);
+    void *rv;
+    pthread_join(th, &rv);
+    ck_assert_int_eq((int)(long)rv, 0);
+    ck_assert_uint_eq(ps_server_rejected(srv), (uint64_t)sent);
+    zmq_close(a); zmq_close(u1); zmq_close(u2); zmq_close(u3);
+    ps_server_free(srv);
+    zmq_ctx_term(zctx);
+}
+END_TEST
+
+/* bsp, 2 servers x 2 workers in threads: every step equals the one-process optimizer on the
+ * mean gradient, bit for bit, on both workers */
+enum { BC = 1001, BSTEPS = 6 };
+static float bsp_out[2][BSTEPS][BC];
+static char bsp_eps[2][256];
+
+static void make_grad(float *g, int rank, int step) {
+    for (int i = 0; i < BC; i++) g[i] = (float)((rank + 1) * (i % 97 + 1)) * 0.01f - (float)step * 0.1f;
+}
+
+static void *bsp_worker(void *arg) {
+    int rank = (int)(long)arg;
+    char *eps[2] = { bsp_eps[0], bsp_eps[1] };
+    ps_worker_config_t wc = { .rank = rank, .nworkers = 2, .nservers = 2, .total = BC, .state_per_param = 1,
+                              .peer_timeout = 20, .mpi_rank = 2 + rank };
+    ps_worker_t *w = ps_worker_create(zctx, &wc, eps);
+    static float init[BC];
+    float params[BC], g[BC];
+    for (int i = 0; i < BC; i++) init[i] = (float)i * 1e-3f;
+    if (rank == 0) ps_worker_init_params(w, init);
+    ps_worker_pull(w, params);
+    for (int t = 0; t < BSTEPS; t++) {
+        make_grad(g, rank, t);
+        ps_worker_step(w, params, g, 0.05f * (t + 1));
+        memcpy(bsp_out[rank][t], params, sizeof params);
+    }
+    double vals[2] = { rank, 10.0 * rank };
+    ps_worker_average(w, vals, 2);
+    ck_assert(vals[0] == 0.5 && vals[1] == 5.0);
+    double r0[PS_ST_FIELDS + PS_HIST + 2], r1[PS_ST_FIELDS + PS_HIST + 2], *reps[2] = { r0, r1 };
+    ps_worker_done(w, reps, PS_ST_FIELDS + PS_HIST + 2);
+    ck_assert_int_eq((int)r0[PS_ST_UPDATES], BSTEPS);
+    ck_assert_int_eq((int)r1[PS_ST_STALE_MAX], 0);
+    ps_worker_free(w);
+    return NULL;
+}
+
+START_TEST(test_bsp_equals_local) {
+    zctx = zmq_ctx_new();
+    ps_server_t *srv[2];
+    pthread_t sth[2], wth[2];
+    for (int s = 0; s < 2; s++) {
+        ps_server_config_t c = { .index = s, .nservers = 2, .nworkers = 2, .total = BC, .sync = SYNC_BSP,
+                                 .peer_timeout = 20, .optim = { 0.1f, 0.9f, 1e-4f }, .worker_rank_base = 2, .quiet = 1 };
+        char want[64];
+        snprintf(want, sizeof want, "inproc://ps-bsp-%d", s);
+        srv[s] = ps_server_create(zctx, &c, want, bsp_eps[s], sizeof bsp_eps[s]);
+        pthread_create(&sth[s], NULL, server_thread, srv[s]);
+    }
+    for (long r = 0; r < 2; r++) pthread_create(&wth[r], NULL, bsp_worker, (void *)r);
+    for (int r = 0; r < 2; r++) pthread_join(wth[r], NULL);
+    for (int s = 0; s < 2; s++) { pthread_join(sth[s], NULL); ps_server_free(srv[s]); }
+    zmq_ctx_term(zctx);
+
+    optim_config_t oc = { 0.1f, 0.9f, 1e-4f };
+    static float p[BC], v[BC], g0[BC], g1[BC], mean[BC];
+    for (int i = 0; i < BC; i++) { p[i] = (float)i * 1e-3f; v[i] = 0; }
+    for (int t = 0; t < BSTEPS; t++) {
+        make_grad(g0, 0, t);
+        make_grad(g1, 1, t);
+        for (int i = 0; i < BC; i++) mean[i] = (g0[i] + g1[i]) * 0.5f;
+        optim_step(&oc, p, mean, v, BC, 0.05f * (t + 1));
+        for (int r = 0; r < 2; r++)
+            ck_assert_msg(memcmp(bsp_out[r][t], p, sizeof p) == 0, "worker %d differs from local at step %d", r, t);
+    }
+}
+END_TEST
+
+static Suite *suite_ps(void) {
+    Suite *s = suite_create("ps");
+    TCase *t = tcase_create("shard");
+    tcase_add_test(t, test_shard_ranges);
+    suite_add_tcase(s, t);
+    t = tcase_create("wire");
+    tcase_add_test(t, test_wire_roundtrip);
+    tcase_add_test(t, test_wire_malformed);
+    tcase_add_test(t, test_wire_fuzz);
+    tcase_add_test(t, test_fp16);
+    suite_add_tcase(s, t);
+    t = tcase_create("server");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, test_server_rejects_malformed);
+    tcase_add_test(t, test_bsp_equals_local);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(suite_ps());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
