@@ -17,6 +17,7 @@ enum {
     OPT_DUMP_PARAMS, OPT_SCALING, OPT_LR_SCALE, OPT_WARMUP, OPT_ACCUMULATE, OPT_FP16,
     OPT_ALLREDUCE, OPT_OVERLAP, OPT_BUCKET_MB, OPT_CHUNK_KB, OPT_SERVERS, OPT_SYNC,
     OPT_STALENESS, OPT_TRANSPORT, OPT_BIND, OPT_PEER_TIMEOUT, OPT_SLOW_RANK, OPT_SLOW_MS,
+    OPT_TIMELINE,
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +60,7 @@ static const struct option long_opts[] = {
     {"peer-timeout", required_argument, 0, OPT_PEER_TIMEOUT},
     {"slow-rank", required_argument, 0, OPT_SLOW_RANK},
     {"slow-ms", required_argument, 0, OPT_SLOW_MS},
+    {"timeline", required_argument, 0, OPT_TIMELINE},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -113,6 +115,7 @@ void options_usage(FILE *f) {
 "  --loss-log FILE            write \"step,loss\" for every step (loss averaged over workers)\n"
 "  --dump-params FILE         write the final parameters as raw float32\n"
 "  --quiet                    only errors and the final summary\n"
+"  --timeline FILE            Chrome-trace JSON of every process's phases (Perfetto, chrome://tracing)\n"
 "Testing\n"
 "  --slow-rank R --slow-ms M  worker R sleeps M ms per step (stragglers, SSP tests)\n"
 "  -h, --help                 this text\n", f);
@@ -262,6 +265,9 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
             o->log_every = (int)v; break;
         case OPT_LOSS_LOG:
             if (copy_str(o->loss_log, sizeof o->loss_log, optarg)) FAIL("--loss-log path is too long");
+            break;
+        case OPT_TIMELINE:
+            if (copy_str(o->timeline, sizeof o->timeline, optarg)) FAIL("--timeline path is too long");
             break;
         case OPT_DUMP_PARAMS:
             if (copy_str(o->dump_params, sizeof o->dump_params, optarg)) FAIL("--dump-params path is too long");

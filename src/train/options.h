@@ -57,6 +57,7 @@ typedef struct {
     float peer_timeout;      /* seconds */
     int slow_rank;           /* testing: this worker rank sleeps slow_ms per step (-1 off) */
     int slow_ms;
+    char timeline[1024];     /* Chrome-trace JSON of every process's phases (timeline.h), "" = off */
 } options_t;
 
 /* Returns 0 ok, 1 when --help was printed, 2 on bad input (the message is in err). */

@@ -25,6 +25,7 @@
 #include "train/exchange.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"
+#include "train/timeline.h"
 
 /* per-phase wall time of this worker, seconds */
 typedef struct { double data, compute, train_total; } phase_times_t;
@@ -100,8 +101,15 @@ int main(int argc, char **argv) {
     exchange_t *ex = exchange_create(&o, nparams);
     if (!ex) return 1;
     psring_log_rank = ex->is_worker ? ex->rank : -1;
+    {   /* --timeline: every process records; worker 0 merges (on a PS it is not MPI rank 0) */
+        char role[48];
+        if (ex->is_worker) snprintf(role, sizeof role, "worker %d", ex->rank);
+        else snprintf(role, sizeof role, "server %d", ex->process_rank);
+        if (timeline_init(o.timeline, ex->process_rank, ex->process_count, role, err, sizeof err) != 0) die_input("%s", err);
+    }
     if (!ex->is_worker) {
         int rc = ex->ops->serve(ex);
+        if (timeline_finish(0, err, sizeof err) != 0) { fprintf(stderr, "psring: %s\n", err); rc = 1; }
         exchange_free(ex);
         return rc ? 1 : 0;
     }
@@ -197,9 +205,13 @@ int main(int argc, char **argv) {
                 batch_gather(x, y, &train, sampler.indices + off, n);
                 double tb = timer_now();
                 loss += mlp_forward(&m, x, y, n);
+                double tf = timer_now();
                 int last = k == micro - 1;
                 mlp_backward(&m, x, y, n, overlap && last ? on_grad_ready : NULL, &grc);
                 double tc = timer_now();
+                timeline_event("data", ta, tb);
+                timeline_event("forward", tb, tf);
+                timeline_event("backward", tf, tc);
                 pt.data += tb - ta;
                 pt.compute += tc - tb;
                 samples_done += (long)n * N;
@@ -209,7 +221,9 @@ int main(int argc, char **argv) {
                 for (size_t i = 0; i < nparams; i++) m.grads[i] *= grc.scale;
             float lr = lr_target;
             if (step < warmup_steps) lr = o.lr + (lr_target - o.lr) * (float)step / (float)warmup_steps;
+            double ts = timer_now();
             if (ex->ops->step(ex, m.params, m.grads, nparams, lr) != 0) die("exchange step %ld failed", step);
+            timeline_event("exchange", ts, timer_now());
             mlp_zero_grad(&m);
             step++;
             ep_steps++;
@@ -309,11 +323,17 @@ int main(int argc, char **argv) {
         }
     }
 
+    /* every part is written before exchange_free; worker 0 merges after it, because PS servers
+     * write theirs only once every worker said goodbye (in exchange_free) */
+    const int tl_merge = o.timeline[0] && ex->rank == 0, tl_procs = ex->process_count;
+    if (timeline_finish(0, err, sizeof err) != 0) die("%s", err);
     free(x); free(y); free(state);
     mlp_free(&m);
     sampler_free(&sampler);
     dataset_free(&train);
     dataset_free(&test);
     exchange_free(ex);
+    if (tl_merge && timeline_merge(o.timeline, tl_procs, TIMELINE_MERGE_TIMEOUT_S, err, sizeof err) != 0)
+        die_at(NULL, 0, 1, "%s", err);
     return 0;
 }
