@@ -47,10 +47,8 @@ static void abort_job(const char *line) {
 
 static int ps_sync_params(exchange_t *ex, float *params, size_t count) {
     ps_impl_t *p = ex->impl;
-    double t0 = timer_now();
     if (ex->rank == 0) ps_worker_init_params(p->worker, params);
     ps_worker_pull(p->worker, params);
-    ex->stats.exchange_s += timer_now() - t0;
     return 0;
 }
 
@@ -72,7 +70,7 @@ static int ps_average(exchange_t *ex, double *vals, int n) {
 static int ps_serve(exchange_t *ex) {
     ps_impl_t *p = ex->impl;
     int rc = ps_server_run(p->server);
-    if (ex->process_rank == 0 && !p->quiet) ps_server_print_report(p->server, stdout);
+    if (ex->process_rank == 0) ps_server_print_report(p->server, stdout);
     else if (ps_server_rejected(p->server)) ps_server_print_report(p->server, stderr);
     return rc;
 }
@@ -89,9 +87,7 @@ static int ps_state_set(exchange_t *ex, const float *params, const float *state,
 
 static int ps_finish(exchange_t *ex, float *params, size_t count) {
     ps_impl_t *p = ex->impl;
-    double t0 = timer_now();
     if (p->sync != SYNC_BSP) ps_worker_fetch(p->worker, params); /* bsp: already final */
-    ex->stats.exchange_s += timer_now() - t0;
     int S = p->nservers;
     size_t len = PS_ST_FIELDS + PS_HIST + ex->world_size;
     double **rep = xcalloc(S, sizeof(double *));
