@@ -44,8 +44,13 @@ void relu_forward(float *out, const float *inp, int n) {
     for (int i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
+/* dout[i] is loaded unconditionally: written as `out > 0 ? dout[i] : 0` the load is conditional and
+ * gcc leaves the loop scalar (5 us instead of 1 us for 64 x 256) */
 void relu_backward(float *dinp, const float *dout, const float *out, int n) {
-    for (int i = 0; i < n; i++) dinp[i] = out[i] > 0.0f ? dout[i] : 0.0f;
+    for (int i = 0; i < n; i++) {
+        float d = dout[i];
+        dinp[i] = out[i] > 0.0f ? d : 0.0f;
+    }
 }
 
 /* probs (B,C) = softmax(logits), and the loss in the same pass over each row:
