@@ -1,0 +1,185 @@
+/* calibrate.c: psring-calibrate, the micro-benchmarks behind the alpha-beta-gamma cost model
+ * (experiments/model). Run with two MPI ranks:
+ *
+ *   mpirun -np 2 psring-calibrate [--max-bytes N] [--reps R]
+ *
+ * It measures, on this machine:
+ *   alpha_mpi, beta_mpi   MPI ping-pong (what the ring uses): one-way time = alpha + bytes x beta,
+ *                         least squares over message sizes 4 KiB .. max-bytes (doubling)
+ *   alpha_zmq, beta_zmq   the same over a ZeroMQ PAIR socket on tcp://127.0.0.1 (what the PS uses)
+ *   gamma                 seconds per byte to add one float buffer into another (the reduction)
+ *   delta                 seconds per byte of gradient for one SGD-momentum update (PS servers)
+ * and prints them as CSV "param,value,unit" on rank 0's stdout. Each point is the minimum over
+ * repetitions (the model predicts an uncontended link; contention is the model's other term).
+ * It deliberately does not model the ring's pipelining or MPI's internal algorithms. */
+#include <mpi.h>
+#include <zmq.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "common/check.h"
+#include "common/timer.h"
+#include "model/optim.h"
+
+#define mpiCheck(call) do { \
+    int rc_ = (call); \
+    if (rc_ != MPI_SUCCESS) die_at(__FILE__, __LINE__, 1, "%s failed (MPI error %d)", #call, rc_); \
+} while (0)
+#define zmqCheck(call) do { \
+    if ((call) == -1) die_at(__FILE__, __LINE__, 1, "%s: %s", #call, zmq_strerror(zmq_errno())); \
+} while (0)
+
+/* least-squares line t = a + b x over n points */
+static void fit(const double *x, const double *t, int n, double *a, double *b) {
+    double sx = 0, st = 0, sxx = 0, sxt = 0;
+    for (int i = 0; i < n; i++) { sx += x[i]; st += t[i]; sxx += x[i] * x[i]; sxt += x[i] * t[i]; }
+    double d = n * sxx - sx * sx;
+    *b = d != 0 ? (n * sxt - sx * st) / d : 0;
+    *a = (st - *b * sx) / n;
+    if (*a < 0) *a = 0;   /* a tiny negative intercept is noise, not a faster-than-free message */
+}
+
+static double pingpong_mpi(int rank, char *buf, size_t bytes, int reps) {
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = timer_now();
+        if (rank == 0) {
+            mpiCheck(MPI_Send(buf, (int)bytes, MPI_BYTE, 1, 7, MPI_COMM_WORLD));
+            mpiCheck(MPI_Recv(buf, (int)bytes, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        } else {
+            mpiCheck(MPI_Recv(buf, (int)bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            mpiCheck(MPI_Send(buf, (int)bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD));
+        }
+        double dt = (timer_now() - t0) / 2;
+        if (dt < best) best = dt;
+    }
+    return best;
+}
+
+static double pingpong_zmq(int rank, void *sock, char *buf, size_t bytes, int reps) {
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = timer_now();
+        if (rank == 0) {
+            zmqCheck(zmq_send(sock, buf, bytes, 0));
+            zmqCheck(zmq_recv(sock, buf, bytes, 0));
+        } else {
+            zmqCheck(zmq_recv(sock, buf, bytes, 0));
+            zmqCheck(zmq_send(sock, buf, bytes, 0));
+        }
+        double dt = (timer_now() - t0) / 2;
+        if (dt < best) best = dt;
+    }
+    return best;
+}
+
+int main(int argc, char **argv) {
+    size_t max_bytes = 16u << 20;
+    int reps = 20;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
+            char *end;
+            long long v = strtoll(argv[++i], &end, 10);
+            if (*end || v < 65536 || v > (1ll << 30)) die_input("--max-bytes must be an integer in [65536, 2^30]: got '%s'", argv[i]);
+            max_bytes = (size_t)v;
+        } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 10000) die_input("--reps must be an integer in [1, 10000]: got '%s'", argv[i]);
+            reps = (int)v;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: mpirun -np 2 psring-calibrate [--max-bytes N] [--reps R]\n"
+                   "prints alpha/beta (MPI and ZeroMQ ping-pong), gamma (float add), delta (SGD update) as CSV\n");
+            return 0;
+        } else {
+            die_input("psring-calibrate: unknown or incomplete option '%s' (see --help)", argv[i]);
+        }
+    }
+    mpiCheck(MPI_Init(&argc, &argv));
+    int rank, size;
+    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    if (size != 2) {
+        if (rank == 0) fprintf(stderr, "psring-calibrate: needs exactly 2 MPI ranks, got %d (mpirun -np 2)\n", size);
+        MPI_Finalize();
+        return EXIT_BADINPUT;
+    }
+    char *buf = xcalloc(max_bytes, 1);
+    enum { MAXPTS = 32 };
+    double x[MAXPTS], t[MAXPTS];
+    int n = 0;
+    for (size_t b = 4096; b <= max_bytes && n < MAXPTS; b *= 2) {
+        pingpong_mpi(rank, buf, b, 2);   /* warm-up: first-touch, vader's single-copy setup */
+        x[n] = (double)b;
+        t[n++] = pingpong_mpi(rank, buf, b, reps);
+    }
+    double a_mpi, b_mpi;
+    fit(x, t, n, &a_mpi, &b_mpi);
+    /* alpha from the smallest message alone is the honest latency; the fit's intercept is pulled
+     * by large messages, so report the min of both */
+    double lat = pingpong_mpi(rank, buf, 8, reps * 5);
+    if (lat < a_mpi || a_mpi == 0) a_mpi = lat;
+
+    /* ZeroMQ over TCP loopback: rank 0 binds an ephemeral port and tells rank 1 */
+    void *ctx = zmq_ctx_new();
+    if (!ctx) die("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+    void *sock = zmq_socket(ctx, ZMQ_PAIR);
+    if (!sock) die("zmq_socket: %s", zmq_strerror(zmq_errno()));
+    char ep[256] = "";
+    if (rank == 0) {
+        zmqCheck(zmq_bind(sock, "tcp://127.0.0.1:*"));
+        size_t len = sizeof ep;
+        zmqCheck(zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &len));
+    }
+    mpiCheck(MPI_Bcast(ep, sizeof ep, MPI_CHAR, 0, MPI_COMM_WORLD));
+    if (rank == 1) zmqCheck(zmq_connect(sock, ep));
+    n = 0;
+    for (size_t b = 4096; b <= max_bytes && n < MAXPTS; b *= 2) {
+        pingpong_zmq(rank, sock, buf, b, 2);
+        x[n] = (double)b;
+        t[n++] = pingpong_zmq(rank, sock, buf, b, reps);
+    }
+    double a_zmq, b_zmq;
+    fit(x, t, n, &a_zmq, &b_zmq);
+    double zlat = pingpong_zmq(rank, sock, buf, 8, reps * 5);
+    if (zlat < a_zmq || a_zmq == 0) a_zmq = zlat;
+    zmqCheck(zmq_close(sock));
+    zmqCheck(zmq_ctx_term(ctx));
+
+    if (rank == 0) {
+        /* gamma and delta on one rank while the other idles at the barrier below */
+        size_t cnt = max_bytes / sizeof(float);
+        float *a = xcalloc(cnt, sizeof(float)), *g = xcalloc(cnt, sizeof(float)), *m = xcalloc(cnt, sizeof(float));
+        for (size_t i = 0; i < cnt; i++) { a[i] = (float)(i % 97); g[i] = 1e-3f * (float)(i % 13); }
+        double best_add = 1e30, best_opt = 1e30;
+        optim_config_t oc = { 0.01f, 0.9f, 0.0f };
+        for (int r = 0; r < reps; r++) {
+            double t0 = timer_now();
+            for (size_t i = 0; i < cnt; i++) a[i] += g[i];
+            double t1 = timer_now();
+            optim_step(&oc, a, g, m, cnt, 0.01f);
+            double t2 = timer_now();
+            if (t1 - t0 < best_add) best_add = t1 - t0;
+            if (t2 - t1 < best_opt) best_opt = t2 - t1;
+        }
+        volatile float sink = a[cnt / 2];
+        (void)sink;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        printf("param,value,unit\n");
+        printf("alpha_mpi,%.9g,s\n", a_mpi);
+        printf("beta_mpi,%.9g,s/byte\n", b_mpi);
+        printf("alpha_zmq,%.9g,s\n", a_zmq);
+        printf("beta_zmq,%.9g,s/byte\n", b_zmq);
+        printf("gamma,%.9g,s/byte\n", best_add / (double)(cnt * sizeof(float)));
+        printf("delta,%.9g,s/byte\n", best_opt / (double)(cnt * sizeof(float)));
+        printf("cores,%ld,count\n", cores);
+        free(a); free(g); free(m);
+    }
+    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+    free(buf);
+    mpiCheck(MPI_Finalize());
+    return 0;
+}
