@@ -91,7 +91,8 @@ int main(int argc, char **argv) {
         {"threads", required_argument, 0, 't'}, {"matmul", required_argument, 0, 'm'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;  /* one line of our own instead of getopt's plus the usage */
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'l':
             if (strlen(optarg) >= sizeof layers) die_input("--layers: too long");
@@ -120,7 +121,8 @@ int main(int argc, char **argv) {
             break;
         }
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return EXIT_BADINPUT;
+        case ':': die_input("%s needs a value (see --help)", argv[optind - 1]);
+        default: die_input("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
     if (optind < argc) die_input("unexpected argument '%s' (see --help)", argv[optind]);
