@@ -1,0 +1,158 @@
+"""pslib.py: what sweep, plot and model share: the results CSV (RFC 4180, read and appended under
+an flock, a different header refused), the run key used to resume, median/min/max aggregation and
+the alpha-beta-gamma cost model. Python 3 standard library only. It does not run anything."""
+import csv
+import fcntl
+import io
+import math
+import os
+import statistics
+
+# the trainer's columns (src/train/metrics.c) plus what the sweep adds
+EXTRA_COLUMNS = ["repeat", "sweep_id", "error", "command"]
+KEY_COLUMNS = ["sweep_id", "repeat", "command"]
+
+
+class CsvError(Exception):
+    pass
+
+
+def read_rows(path):
+    """All rows of a results CSV as dicts (empty list when the file is missing or empty)."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return []
+    with open(path, newline="") as f:
+        r = csv.DictReader(f)
+        if r.fieldnames is None:
+            return []
+        rows = []
+        for i, row in enumerate(r, start=2):
+            if None in row:  # more fields than the header: a corrupted line
+                raise CsvError("%s:%d: %d fields, the header has %d" % (path, i, len(r.fieldnames) + len(row[None]), len(r.fieldnames)))
+            rows.append(row)
+        return rows
+
+
+def header_of(path):
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return None
+    with open(path, newline="") as f:
+        return next(csv.reader(f), None)
+
+
+def format_row(columns, row):
+    """One CSV line (with newline) of row's values in column order; missing values are empty."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(["" if row.get(c) is None else str(row.get(c)) for c in columns])
+    return buf.getvalue()
+
+
+def append_row(path, columns, row):
+    """Appends row, writing the header if the file is new; refuses a file with another header."""
+    with open(path, "a+", newline="") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            f.write(format_row(columns, dict(zip(columns, columns))))
+        else:
+            f.seek(0)
+            have = next(csv.reader([f.readline()]), [])
+            if have != list(columns):
+                raise CsvError("%s: existing file has a different header; use a new file" % path)
+            f.seek(0, os.SEEK_END)
+        f.write(format_row(columns, row))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def run_key(row):
+    return tuple(row.get(c, "") for c in KEY_COLUMNS)
+
+
+def fnum(v, default=None):
+    try:
+        x = float(v)
+        return x if math.isfinite(x) else default
+    except (TypeError, ValueError):
+        return default
+
+
+def config_label(row):
+    """ring, mpi-allreduce, ps S=2 (+ sync, fp16, overlap when not the default)."""
+    topo = row.get("topology", "")
+    if topo == "ring":
+        label = "mpi-allreduce" if row.get("allreduce") == "mpi" else "ring"
+        if row.get("overlap") == "1":
+            label += " overlap"
+    elif topo == "ps":
+        label = "ps S=%s" % row.get("servers", "?")
+        if row.get("sync") and row.get("sync") != "bsp":
+            label += " " + row["sync"]
+            if row.get("sync") == "ssp" and row.get("staleness"):
+                label += "(%s)" % row["staleness"]
+    else:
+        label = topo
+    if row.get("fp16") == "1":
+        label += " fp16"
+    return label
+
+
+def aggregate(rows, value, by=("label", "workers")):
+    """{(label, workers): (median, min, max, n)} of column value over successful rows."""
+    groups = {}
+    for r in rows:
+        if r.get("error"):
+            continue
+        v = fnum(r.get(value))
+        if v is None:
+            continue
+        k = tuple(config_label(r) if b == "label" else int(fnum(r.get(b), 0)) for b in by)
+        groups.setdefault(k, []).append(v)
+    return {k: (statistics.median(v), min(v), max(v), len(v)) for k, v in groups.items()}
+
+
+# ---- the cost model -----------------------------------------------------------------------------
+# All times in seconds, sizes in bytes. n is the gradient size in bytes on the wire (params x 4,
+# or x 2 with fp16); N workers; S servers. alpha: per-message latency; beta: seconds per byte on a
+# link; gamma: seconds per byte to reduce (add); delta: seconds per byte for the optimizer update.
+# share: CPU oversubscription factor max(1, processes / cores): on one host every process's
+# copies and additions compete for the cores, so each term stretches by it.
+
+def ring_time(N, n, alpha, beta, gamma, share=1.0):
+    """Ring allreduce: 2(N-1) alpha + 2(N-1)/N n beta + (N-1)/N n gamma."""
+    if N <= 1:
+        return 0.0
+    return share * (2 * (N - 1) * alpha + 2.0 * (N - 1) / N * n * beta + (N - 1.0) / N * n * gamma)
+
+
+def ps_time(N, S, n, alpha, beta, gamma, delta, sync="bsp", share=1.0):
+    """Parameter server, S servers each holding n/S bytes, N workers, per worker step.
+
+    bsp: push then pull, each limited by the busier end of a link: the worker's own link carries
+    n each way, each server's link N n / S each way, so transfer = 2 max(n, N n / S) beta; plus
+    the latency of S messages each way (2 S alpha, sent back to back by the worker), the server's
+    aggregation of N shards (N n/S gamma) and its optimizer on n/S bytes (n/S delta).
+    async/ssp: no barrier, so no aggregation wait: a step costs the larger of the worker's own path
+    (latency, n each way, the apply of its shard) and its turn at a server that serves N workers
+    one after the other: N (2 n/S beta + n/S (gamma + delta)).
+    """
+    if N < 1 or S < 1:
+        raise ValueError("N and S must be >= 1")
+    shard = float(n) / S
+    lat = 2 * S * alpha
+    if sync == "bsp":
+        xfer = 2 * max(n, N * shard) * beta
+        return share * (lat + xfer + N * shard * gamma + shard * delta)
+    worker_path = lat + 2 * n * beta + shard * (gamma + delta)
+    server_load = N * (2 * shard * beta + shard * (gamma + delta))
+    return share * max(worker_path, server_load)
+
+
+def allreduce_bytes(N, n):
+    """Bytes one ring worker sends per step (and receives): 2(N-1)/N n."""
+    return 0.0 if N <= 1 else 2.0 * (N - 1) / N * n
+
+
+def ps_server_bytes(N, S, n):
+    """Bytes in + out of one server per step (bsp): N workers push and pull n/S each."""
+    return 2.0 * N * n / S
