@@ -42,7 +42,9 @@ struct ps_server {
     uint8_t *lost, *done, *bye, *pushed, *f16, *pend_reply, *avg_in, *logged;
     uint64_t *pend_pull;              /* generation wanted + 1, 0 = none */
     int nlost;
-    /* bsp round */
+    /* bsp round: the first push of a round is held as is (no copy) until the second arrives */
+    zmq_msg_t held;
+    int have_held, held_half;
     uint64_t round;
     int npushed;
     float round_lr;
@@ -130,6 +132,7 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
 
 void ps_server_free(ps_server_t *s) {
     if (!s) return;
+    if (s->have_held) zmqCheck(zmq_msg_close(&s->held));
     if (s->sock) zmqCheck(zmq_close(s->sock));
     wait_inflight(s);
     free(s->params); free(s->state); free(s->acc); free(s->half);
@@ -326,8 +329,6 @@ static void maybe_send_stats(ps_server_t *s) {
 
 static void apply_bsp(ps_server_t *s) {
     double t0 = timer_now();
-    float scale = 1.0f / (float)s->c.nworkers;
-    for (size_t i = 0; i < s->len; i++) s->acc[i] *= scale;
     wait_inflight(s);
     optim_step(&s->c.optim, s->params, s->acc, s->state, s->len, s->round_lr);
     s->apply_s += timer_now() - t0;
@@ -352,21 +353,46 @@ static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
     s->f16[w] = (uint8_t)half;
     if (s->c.sync == SYNC_BSP) {
         if (h->iteration != s->round || s->pushed[w]) { reject(s, w, PS_WIRE_ESTATE, h); return; }
-        if (s->npushed == 0) {
-            if (half) ps_f16_to_f32(s->acc, p, s->len);
-            else memcpy(s->acc, p, s->len * 4);
-        } else if (half) {
-            ps_f16_accumulate(s->acc, p, s->len);
+        int need = 0;
+        for (int v = 0; v < s->c.nworkers; v++) need += !s->lost[v];
+        int last = s->npushed + 1 >= need;
+        /* the mean is formed exactly as (((g0 + g1) + g2) ...) * (1/N), fused into as few passes
+         * over memory as possible; multiplying by 1.0f where it is not the last push is exact */
+        float f = last ? 1.0f / (float)s->c.nworkers : 1.0f;
+        float *restrict acc = s->acc;
+        size_t n = s->len;
+        if (s->npushed == 0 && !last) {
+            zmqCheck(zmq_msg_init(&s->held));
+            zmqCheck(zmq_msg_move(&s->held, payload)); /* keep it; combine with the next push */
+            s->have_held = 1;
+            s->held_half = half;
+        } else if (s->npushed == 0) {
+            if (half) ps_f16_to_f32(acc, p, n);
+            else memcpy(acc, p, n * 4);
+            for (size_t i = 0; i < n; i++) acc[i] *= f;
         } else {
-            const float *g = p;
-            for (size_t i = 0; i < s->len; i++) s->acc[i] += g[i];
+            const void *hp = s->have_held ? zmq_msg_data(&s->held) : NULL;
+            if (hp && !half && !s->held_half) {
+                const float *restrict a = hp, *restrict b = p;
+                for (size_t i = 0; i < n; i++) acc[i] = (a[i] + b[i]) * f;
+            } else {
+                if (hp) {
+                    if (s->held_half) ps_f16_to_f32(acc, hp, n);
+                    else memcpy(acc, hp, n * 4);
+                }
+                if (half) ps_f16_accumulate(acc, p, n);
+                else {
+                    const float *restrict b = p;
+                    for (size_t i = 0; i < n; i++) acc[i] += b[i];
+                }
+                if (last) for (size_t i = 0; i < n; i++) acc[i] *= f;
+            }
+            if (s->have_held) { zmqCheck(zmq_msg_close(&s->held)); s->have_held = 0; }
         }
         s->pushed[w] = 1;
         s->npushed++;
         s->round_lr = h->lr;
-        int need = 0;
-        for (int v = 0; v < s->c.nworkers; v++) need += !s->lost[v];
-        if (s->npushed >= need) apply_bsp(s);
+        if (last) apply_bsp(s);
         return;
     }
     /* async / ssp: apply now */

@@ -1,0 +1,338 @@
+/* ps.c: psring-bench-ps, push+pull goodput of the parameter server against raw ZeroMQ.
+ *
+ *   mpirun -np N psring-bench-ps --servers S -b 64K -e 64M -f 2 [-n 20] [-w 3]
+ *          [--transport tcp|ipc] [--sync bsp|async] [--csv FILE]
+ *
+ * Ranks 0..S-1 serve, the rest are workers. For each model size B (bytes of float32 parameters)
+ * two implementations run back to back in the same processes, same transport, same sizes:
+ *   zmq-raw  each worker sends B/S bytes to each of S ROUTER sockets (zero-copy) and receives
+ *            B/S bytes back into its buffer (zmq_recv); the server echoes at once.
+ *   ps       the real PS code paths (server.c/worker.c): push the B-byte gradient in S shards,
+ *            servers apply real SGD with momentum (optim_step) under --sync, pull B bytes back.
+ * Goodput per worker = 2 B / (time per iteration) (push + pull payload); aggregate = sum over
+ * workers. The clock starts after -w warm-up iterations and a barrier of the workers.
+ * Deliberately not here: correctness checks of the PS math (tests/test_ps.c does them). */
+#include "../ps/server.h"
+#include "../ps/worker.h"
+#include "../ps/wire.h"
+#include "../ps/zcheck.h"
+#include "../common/timer.h"
+#include <mpi.h>
+#include <getopt.h>
+#include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#define EP_LEN 256
+
+#define mpiCheck(call) do { \
+    int mpi_rc_ = (call); \
+    if (mpi_rc_ != MPI_SUCCESS) die_at(__FILE__, __LINE__, 1, "%s failed (%d)", #call, mpi_rc_); \
+} while (0)
+
+typedef struct {
+    int servers, iters, warmup;
+    size_t min_bytes, max_bytes;
+    double factor;
+    char transport[8];
+    sync_mode_t sync;
+    char csv[1024];
+} bench_opts_t;
+
+static int rank, nprocs;
+
+static void bad_flag(const char *fmt, const char *arg) {
+    if (rank == 0) {
+        fprintf(stderr, "psring-bench-ps: ");
+        fprintf(stderr, fmt, arg);
+        fprintf(stderr, " (usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
+                "[--transport tcp|ipc] [--sync bsp|async] [--csv FILE])\n");
+    }
+    MPI_Finalize();
+    exit(EXIT_BADINPUT);
+}
+
+static int parse_size(const char *s, size_t *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v <= 0) return -1;
+    double mult = 1;
+    if (*end == 'K' || *end == 'k') { mult = 1024; end++; }
+    else if (*end == 'M' || *end == 'm') { mult = 1024.0 * 1024; end++; }
+    else if (*end == 'G' || *end == 'g') { mult = 1024.0 * 1024 * 1024; end++; }
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end) return -1;
+    v *= mult;
+    if (v < 4 || v > 4.0 * 1024 * 1024 * 1024) return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static void parse(bench_opts_t *o, int argc, char **argv) {
+    memset(o, 0, sizeof *o);
+    o->servers = 1; o->iters = 20; o->warmup = 3;
+    o->min_bytes = 64 * 1024; o->max_bytes = 64 * 1024 * 1024; o->factor = 2;
+    strcpy(o->transport, "tcp");
+    o->sync = SYNC_BSP;
+    static struct option lo[] = {
+        { "servers", required_argument, 0, 'S' }, { "minbytes", required_argument, 0, 'b' },
+        { "maxbytes", required_argument, 0, 'e' }, { "stepfactor", required_argument, 0, 'f' },
+        { "iters", required_argument, 0, 'n' }, { "warmup", required_argument, 0, 'w' },
+        { "transport", required_argument, 0, 'T' }, { "sync", required_argument, 0, 'Y' },
+        { "csv", required_argument, 0, 'C' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+    };
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'S': if (parse_int(optarg, 1, 1 << 20, &o->servers)) bad_flag("--servers wants a positive integer, got '%s'", optarg); break;
+        case 'b': if (parse_size(optarg, &o->min_bytes)) bad_flag("-b wants a size like 64K, got '%s'", optarg); break;
+        case 'e': if (parse_size(optarg, &o->max_bytes)) bad_flag("-e wants a size like 64M, got '%s'", optarg); break;
+        case 'f': {
+            char *end; o->factor = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->factor > 1)) bad_flag("-f wants a factor > 1, got '%s'", optarg);
+            break;
+        }
+        case 'n': if (parse_int(optarg, 1, 1000000, &o->iters)) bad_flag("-n wants a positive integer, got '%s'", optarg); break;
+        case 'w': if (parse_int(optarg, 0, 1000000, &o->warmup)) bad_flag("-w wants a non-negative integer, got '%s'", optarg); break;
+        case 'T':
+            if (strcmp(optarg, "tcp") && strcmp(optarg, "ipc")) bad_flag("--transport must be tcp or ipc, got '%s'", optarg);
+            strcpy(o->transport, optarg);
+            break;
+        case 'Y':
+            if (!strcmp(optarg, "bsp")) o->sync = SYNC_BSP;
+            else if (!strcmp(optarg, "async")) o->sync = SYNC_ASYNC;
+            else bad_flag("--sync must be bsp or async, got '%s'", optarg);
+            break;
+        case 'C':
+            if (strlen(optarg) >= sizeof o->csv) bad_flag("--csv path too long: '%s'", optarg);
+            strcpy(o->csv, optarg);
+            break;
+        case 'h':
+            if (rank == 0) printf("usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
+                                  "[--transport tcp|ipc] [--sync bsp|async] [--csv FILE]\n");
+            MPI_Finalize();
+            exit(0);
+        case ':': bad_flag("%s needs a value", argv[optind - 1]); break;
+        default: bad_flag("unknown flag '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) bad_flag("unexpected argument '%s'", argv[optind]);
+    if (o->min_bytes > o->max_bytes) bad_flag("-b is larger than -e%s", "");
+    if (o->servers >= nprocs) bad_flag("--servers must be below the number of processes%s", "");
+}
+
+/* servers bind, everyone learns the endpoints (endpoints: S x EP_LEN) */
+static void exchange_endpoints(const char *mine, char *all) {
+    char buf[EP_LEN] = "";
+    if (mine) snprintf(buf, sizeof buf, "%s", mine);
+    mpiCheck(MPI_Allgather(buf, EP_LEN, MPI_CHAR, all, EP_LEN, MPI_CHAR, MPI_COMM_WORLD));
+}
+
+static void endpoint_for(const bench_opts_t *o, long jobid, int phase, char *out, size_t n) {
+    if (!strcmp(o->transport, "ipc")) snprintf(out, n, "ipc:///tmp/psring-bench-%ld-%d-%d", jobid, rank, phase);
+    else snprintf(out, n, "tcp://127.0.0.1:*");
+}
+
+static void noop_free(void *d, void *h) { (void)d; (void)h; }
+/* counts zero-copy messages ZeroMQ still holds, so a buffer is freed only after its last send */
+static void count_free(void *d, void *h) { (void)d; atomic_fetch_sub((atomic_long *)h, 1); }
+
+/* ---- raw ZeroMQ ---------------------------------------------------------------------------- */
+static void raw_server(void *ctx, const char *want, char *all, size_t chunk, int nworkers, int total_iters) {
+    void *r;
+    zmqCheckPtr(r, zmq_socket(ctx, ZMQ_ROUTER));
+    int hwm = 0;
+    zmqCheck(zmq_setsockopt(r, ZMQ_SNDHWM, &hwm, sizeof hwm));
+    zmqCheck(zmq_setsockopt(r, ZMQ_RCVHWM, &hwm, sizeof hwm));
+    zmqCheck(zmq_bind(r, want));
+    char bound[EP_LEN];
+    size_t n = sizeof bound;
+    zmqCheck(zmq_getsockopt(r, ZMQ_LAST_ENDPOINT, bound, &n));
+    exchange_endpoints(bound, all);
+    char *reply = xcalloc(chunk, 1);
+    atomic_long held;
+    atomic_init(&held, 0);
+    long expect = (long)nworkers * total_iters;
+    for (long k = 0; k < expect; k++) {
+        zmq_msg_t id, m, out;
+        zmqCheck(zmq_msg_init(&id));
+        zmqCheck(zmq_msg_init(&m));
+        zmqCheck(zmq_msg_recv(&id, r, 0));
+        zmqCheck(zmq_msg_recv(&m, r, 0));
+        if (zmq_msg_size(&m) != chunk) die("raw server: got %zu bytes, want %zu", zmq_msg_size(&m), chunk);
+        atomic_fetch_add(&held, 1);
+        zmqCheck(zmq_msg_init_data(&out, reply, chunk, count_free, &held));
+        zmqCheck(zmq_msg_send(&id, r, ZMQ_SNDMORE));
+        zmqCheck(zmq_msg_send(&out, r, 0));
+        zmqCheck(zmq_msg_close(&m));
+    }
+    int linger = 5000;
+    zmqCheck(zmq_setsockopt(r, ZMQ_LINGER, &linger, sizeof linger));
+    zmqCheck(zmq_close(r));
+    while (atomic_load(&held) > 0) { /* the I/O thread may still be writing the last replies */
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+    free(reply);
+}
+
+static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t bytes, MPI_Comm wcomm) {
+    int S = o->servers;
+    void **d = xcalloc(S, sizeof(void *));
+    size_t *lo = xcalloc(S, sizeof(size_t)), *len = xcalloc(S, sizeof(size_t));
+    char *send = xcalloc(bytes, 1), *recv = xcalloc(bytes, 1);
+    memset(send, 1, bytes);
+    exchange_endpoints(NULL, all);
+    for (int s = 0; s < S; s++) {
+        ps_shard_range(bytes / 4, S, s, &lo[s], &len[s]);
+        lo[s] *= 4; len[s] *= 4;
+        zmqCheckPtr(d[s], zmq_socket(ctx, ZMQ_DEALER));
+        int hwm = 0;
+        zmqCheck(zmq_setsockopt(d[s], ZMQ_SNDHWM, &hwm, sizeof hwm));
+        zmqCheck(zmq_setsockopt(d[s], ZMQ_RCVHWM, &hwm, sizeof hwm));
+        zmqCheck(zmq_connect(d[s], all + (size_t)s * EP_LEN));
+    }
+    double t0 = 0;
+    for (int it = 0; it < o->warmup + o->iters; it++) {
+        if (it == o->warmup) { mpiCheck(MPI_Barrier(wcomm)); t0 = timer_now(); }
+        for (int s = 0; s < S; s++) {
+            zmq_msg_t m;
+            zmqCheck(zmq_msg_init_data(&m, send + lo[s], len[s], noop_free, NULL));
+            zmqCheck(zmq_msg_send(&m, d[s], 0));
+        }
+        for (int s = 0; s < S; s++) {
+            int n = zmq_recv(d[s], recv + lo[s], len[s], 0);
+            if (n == -1) die("raw worker: zmq_recv: %s", zmq_strerror(zmq_errno()));
+            if ((size_t)n != len[s]) die("raw worker: got %d bytes, want %zu", n, len[s]);
+        }
+    }
+    double t = timer_now() - t0;
+    for (int s = 0; s < S; s++) zmqCheck(zmq_close(d[s]));
+    free(d); free(lo); free(len); free(send); free(recv);
+    return t;
+}
+
+/* ---- the PS -------------------------------------------------------------------------------- */
+static void ps_serve(void *ctx, const bench_opts_t *o, const char *want, char *all, size_t count, int nworkers) {
+    ps_server_config_t c = { .index = rank, .nservers = o->servers, .nworkers = nworkers, .total = count,
+                             .sync = o->sync, .staleness = 0, .peer_timeout = 30,
+                             .optim = { 1e-6f, 0.9f, 0.0f }, .worker_rank_base = o->servers, .quiet = 1 };
+    char bound[EP_LEN];
+    ps_server_t *s = ps_server_create(ctx, &c, want, bound, sizeof bound);
+    exchange_endpoints(bound, all);
+    ps_server_run(s);
+    ps_server_free(s);
+}
+
+static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count, MPI_Comm wcomm, int wrank, int nworkers) {
+    exchange_endpoints(NULL, all);
+    char **eps = xcalloc(o->servers, sizeof(char *));
+    for (int s = 0; s < o->servers; s++) eps[s] = all + (size_t)s * EP_LEN;
+    ps_worker_config_t c = { .rank = wrank, .nworkers = nworkers, .nservers = o->servers, .total = count,
+                             .state_per_param = 1, .peer_timeout = 30, .mpi_rank = rank };
+    ps_worker_t *w = ps_worker_create(ctx, &c, eps);
+    float *params = xcalloc(count, sizeof(float)), *grads = xcalloc(count, sizeof(float));
+    for (size_t i = 0; i < count; i++) grads[i] = (float)((wrank + 1) * (i % 97 + 1)) * 1e-3f;
+    if (wrank == 0) ps_worker_init_params(w, params);
+    ps_worker_pull(w, params);
+    double t0 = 0;
+    for (int it = 0; it < o->warmup + o->iters; it++) {
+        if (it == o->warmup) { mpiCheck(MPI_Barrier(wcomm)); t0 = timer_now(); }
+        ps_worker_step(w, params, grads, 1e-6f);
+    }
+    double t = timer_now() - t0;
+    size_t rl = PS_ST_FIELDS + PS_HIST + nworkers;
+    double **rep = xcalloc(o->servers, sizeof(double *));
+    for (int s = 0; s < o->servers; s++) rep[s] = xcalloc(rl, sizeof(double));
+    ps_worker_done(w, rep, rl);
+    for (int s = 0; s < o->servers; s++) free(rep[s]);
+    free(rep);
+    ps_worker_free(w);
+    free(params); free(grads); free(eps);
+    return t;
+}
+
+int main(int argc, char **argv) {
+    mpiCheck(MPI_Init(&argc, &argv));
+    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
+    bench_opts_t o;
+    parse(&o, argc, argv);
+    int S = o.servers, N = nprocs - S, is_worker = rank >= S, wrank = rank - S;
+    MPI_Comm wcomm;
+    mpiCheck(MPI_Comm_split(MPI_COMM_WORLD, is_worker, rank, &wcomm));
+    long jobid = (long)getpid();
+    mpiCheck(MPI_Bcast(&jobid, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+    void *ctx;
+    zmqCheckPtr(ctx, zmq_ctx_new());
+    char *all = xcalloc((size_t)nprocs, EP_LEN);
+    FILE *csv = NULL;
+    if (rank == S) {
+        if (o.csv[0]) {
+            int fresh = access(o.csv, F_OK) != 0;
+            csv = fopen(o.csv, "a");
+            if (!csv) die("cannot open --csv %s", o.csv);
+            if (fresh) fprintf(csv, "size,impl,workers,servers,transport,sync,iters,time_s,per_worker_GBps,goodput_GBps,ratio_vs_raw\n");
+        }
+        printf("# psring-bench-ps: %d workers, %d servers, transport %s, ps sync %s, server apply = SGD momentum "
+               "(optim_step), %d iterations after %d warm-up\n", N, S, o.transport, sync_name(o.sync), o.iters, o.warmup);
+        printf("# goodput = push + pull payload bytes / time; aggregate = sum over workers\n");
+        printf("%12s %8s %14s %14s %8s\n", "size(B)", "impl", "worker(GB/s)", "aggr(GB/s)", "ps/raw");
+        fflush(stdout);
+    }
+    int phase = 0;
+    for (double b = (double)o.min_bytes; b <= (double)o.max_bytes * 1.0000001; b *= o.factor) {
+        size_t count = (size_t)b / 4, bytes = count * 4;
+        if (count < (size_t)S) continue;
+        double raw_agg = 0;
+        for (int impl = 0; impl < 2; impl++) {
+            char want[EP_LEN];
+            endpoint_for(&o, jobid, phase++, want, sizeof want);
+            double t = 0;
+            if (!is_worker) {
+                if (impl == 0) {
+                    size_t lo, len;
+                    ps_shard_range(count, S, rank, &lo, &len);
+                    raw_server(ctx, want, all, len * 4, N, o.warmup + o.iters);
+                } else {
+                    ps_serve(ctx, &o, want, all, count, N);
+                }
+            } else {
+                t = impl == 0 ? raw_worker(ctx, &o, all, bytes, wcomm) : ps_work(ctx, &o, all, count, wcomm, wrank, N);
+            }
+            /* per-worker goodput averaged, aggregate = sum */
+            double gp = is_worker ? 2.0 * bytes * o.iters / t / 1e9 : 0, sum = 0;
+            mpiCheck(MPI_Reduce(&gp, &sum, 1, MPI_DOUBLE, MPI_SUM, S, MPI_COMM_WORLD));
+            double tmax = 0;
+            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, S, MPI_COMM_WORLD));
+            if (rank == S) {
+                if (impl == 0) raw_agg = sum;
+                double ratio = raw_agg > 0 ? sum / raw_agg : 0;
+                const char *name = impl == 0 ? "zmq-raw" : "ps";
+                printf("%12zu %8s %14.3f %14.3f %8.3f\n", bytes, name, sum / N, sum, ratio);
+                fflush(stdout);
+                if (csv) fprintf(csv, "%zu,%s,%d,%d,%s,%s,%d,%.6f,%.4f,%.4f,%.4f\n", bytes, name, N, S, o.transport,
+                                 impl == 0 ? "none" : sync_name(o.sync), o.iters, tmax, sum / N, sum, ratio);
+            }
+        }
+    }
+    if (csv && fclose(csv) != 0) die("closing --csv %s failed", o.csv);
+    free(all);
+    zmqCheck(zmq_ctx_term(ctx));
+    mpiCheck(MPI_Comm_free(&wcomm));
+    mpiCheck(MPI_Finalize());
+    return 0;
+}
