@@ -6,7 +6,8 @@
  * It measures, on this machine:
  *   alpha_mpi, beta_mpi   MPI ping-pong (what the ring uses): one-way time = alpha + bytes x beta,
  *                         least squares over message sizes 4 KiB .. max-bytes (doubling)
- *   alpha_zmq, beta_zmq   the same over a ZeroMQ PAIR socket on tcp://127.0.0.1 (what the PS uses)
+ *   alpha_ring, beta_ring both ranks send and receive at once (MPI_Sendrecv): one ring hop
+ *   alpha_zmq, beta_zmq   the ping-pong over a ZeroMQ PAIR socket on tcp://127.0.0.1 (what the PS uses)
  *   gamma                 seconds per byte to add one float buffer into another (the reduction)
  *   delta                 seconds per byte of gradient for one SGD-momentum update (PS servers)
  * and prints them as CSV "param,value,unit" on rank 0's stdout. Each point is the minimum over
@@ -53,6 +54,21 @@ static double pingpong_mpi(int rank, char *buf, size_t bytes, int reps) {
             mpiCheck(MPI_Send(buf, (int)bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD));
         }
         double dt = (timer_now() - t0) / 2;
+        if (dt < best) best = dt;
+    }
+    return best;
+}
+
+/* both ranks send and receive at once, as every rank does at every hop of the ring */
+static double exchange_mpi(int rank, char *buf, char *rbuf, size_t bytes, int reps) {
+    double best = 1e30;
+    int peer = 1 - rank;
+    for (int r = 0; r < reps; r++) {
+        mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = timer_now();
+        mpiCheck(MPI_Sendrecv(buf, (int)bytes, MPI_BYTE, peer, 8, rbuf, (int)bytes, MPI_BYTE, peer, 8,
+                              MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        double dt = timer_now() - t0;
         if (dt < best) best = dt;
     }
     return best;
@@ -122,6 +138,18 @@ int main(int argc, char **argv) {
      * by large messages, so report the min of both */
     double lat = pingpong_mpi(rank, buf, 8, reps * 5);
     if (lat < a_mpi || a_mpi == 0) a_mpi = lat;
+    /* the ring's pattern: simultaneous send and receive on every rank */
+    char *rbuf = xcalloc(max_bytes, 1);
+    n = 0;
+    for (size_t b = 4096; b <= max_bytes && n < MAXPTS; b *= 2) {
+        exchange_mpi(rank, buf, rbuf, b, 2);
+        x[n] = (double)b;
+        t[n++] = exchange_mpi(rank, buf, rbuf, b, reps);
+    }
+    double a_ring, b_ring;
+    fit(x, t, n, &a_ring, &b_ring);
+    if (lat < a_ring || a_ring == 0) a_ring = lat;
+    free(rbuf);
 
     /* ZeroMQ over TCP loopback: rank 0 binds an ephemeral port and tells rank 1 */
     void *ctx = zmq_ctx_new();
@@ -171,6 +199,8 @@ int main(int argc, char **argv) {
         printf("param,value,unit\n");
         printf("alpha_mpi,%.9g,s\n", a_mpi);
         printf("beta_mpi,%.9g,s/byte\n", b_mpi);
+        printf("alpha_ring,%.9g,s\n", a_ring);
+        printf("beta_ring,%.9g,s/byte\n", b_ring);
         printf("alpha_zmq,%.9g,s\n", a_zmq);
         printf("beta_zmq,%.9g,s/byte\n", b_zmq);
         printf("gamma,%.9g,s/byte\n", best_add / (double)(cnt * sizeof(float)));
