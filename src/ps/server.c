@@ -26,6 +26,9 @@
 #include <string.h>
 #include <time.h>
 
+/* --timeline hook (src/train/timeline.c); weak, so programs linked without libtrain still link */
+extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
+
 #define PS_FLAG_F16 1u     /* PULL / DONE: answer parameters as half */
 #define AVG_MAX 64
 
@@ -332,6 +335,7 @@ static void apply_bsp(ps_server_t *s) {
     wait_inflight(s);
     optim_step(&s->c.optim, s->params, s->acc, s->state, s->len, s->round_lr);
     s->apply_s += timer_now() - t0;
+    if (timeline_event) timeline_event("server-apply", t0, timer_now());
     s->updates++;
     s->round++;
     s->npushed = 0;
@@ -404,6 +408,7 @@ static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
     record_staleness(s, h->clock);
     optim_step(&s->c.optim, s->params, s->acc, s->state, s->len, h->lr);
     s->apply_s += timer_now() - t0;
+    if (timeline_event) timeline_event("server-apply", t0, timer_now());
     s->updates++;
     s->clock[w]++;
     if (s->c.sync == SYNC_ASYNC) {

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <time.h>
 
+/* --timeline hook (src/train/timeline.c); weak, so programs linked without libtrain still link */
+extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
+
 #define PS_FLAG_F16 1u
 
 struct ps_worker {
@@ -259,9 +262,11 @@ static void send_zero_copy(ps_worker_t *w, int s, const ps_header_t *h, const vo
 
 static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {
     float *params = ctx;
+    double t0 = timer_now();
     if (h->dtype == PS_DTYPE_F16) ps_f16_to_f32(params + w->lo[s], zmq_msg_data(payload), w->len[s]);
     else memcpy(params + w->lo[s], zmq_msg_data(payload), w->len[s] * 4);
     w->read_clock[s] = h->clock;
+    if (timeline_event) timeline_event("pull", t0, timer_now());
 }
 
 static void on_ack(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {}
@@ -297,6 +302,7 @@ int ps_worker_fetch(ps_worker_t *w, float *params) {
 }
 
 int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) {
+    double t_push = timer_now();
     for (int s = 0; s < w->c.nservers; s++) {
         int half = w->c.fp16;
         ps_header_t h = worker_header(w, s, PS_MSG_PUSH, half ? PS_DTYPE_F16 : PS_DTYPE_F32, w->len[s]);
@@ -310,8 +316,14 @@ int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) 
             send_zero_copy(w, s, &h, grads + w->lo[s], w->len[s] * 4);
         }
     }
+    double t_wait = timer_now();
+    /* wait: the barrier, the servers' apply and the transfer back; pull (the copy) nests inside */
     wait_replies(w, 0, w->c.nservers, PS_MSG_PARAMS, 1, 0, on_params, params);
     wait_inflight(w); /* grads/half are the caller's again */
+    if (timeline_event) {
+        timeline_event("push", t_push, t_wait);
+        timeline_event("wait", t_wait, timer_now());
+    }
     w->clock++;
     return 0;
 }

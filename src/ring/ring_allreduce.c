@@ -32,8 +32,12 @@
 #include "half.h"
 #include "mpi_check.h"
 #include "common/check.h"
+#include "common/timer.h"
 #include <assert.h>
 #include <string.h>
+
+/* --timeline hook (src/train/timeline.c); weak, so programs linked without libtrain still link */
+extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
 
 #define RING_TAG 0x52
 
@@ -169,6 +173,8 @@ static void post_send(run_t *x, size_t g, size_t lo, size_t len, int round_in_pl
 static void ring_run(ring_t *r, float *buf, size_t count, int fp16) {
     const int n = r->size;
     if (n == 1 || count == 0) return;
+    const double t_rs = timer_now();
+    double t_ag = 0;
     if (count > (size_t)n * (size_t)0x7fffffff) die("ring_allreduce: count %zu too large", count);
     ring_reserve(r, count);
 #ifndef NDEBUG
@@ -192,6 +198,7 @@ static void ring_run(ring_t *r, float *buf, size_t count, int fp16) {
         int t = (int)(g / x.nch);
         size_t k = g % x.nch, slot = g % x.window, lo, len;
         chunk_of(r, count, seg_recv(r, t), k, &lo, &len);
+        if (g == (size_t)(n - 1) * x.nch) t_ag = timer_now();   /* first allgather chunk */
         mpiCheck(MPI_Wait(&r->rreq[slot], MPI_STATUS_IGNORE));
         if (t < n - 1) {
             if (fp16) half_add_to_float(buf + lo, r->hrslot + slot * r->chunk, len);
@@ -204,6 +211,10 @@ static void ring_run(ring_t *r, float *buf, size_t count, int fp16) {
         if (t + 1 < x.nsteps) post_send(&x, g + x.nch, lo, len, fp16 && t == n - 2);
     }
     mpiCheck(MPI_Waitall((int)x.total, r->sreq, MPI_STATUSES_IGNORE));
+    if (timeline_event) {   /* pipelined: the phases overlap by up to a window of chunks */
+        timeline_event("reduce-scatter", t_rs, t_ag);
+        timeline_event("allgather", t_ag, timer_now());
+    }
 }
 
 void ring_allreduce(ring_t *r, float *buf, size_t count) { ring_run(r, buf, count, 0); }

@@ -20,6 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* --timeline hook (src/train/timeline.c); weak, so programs linked without libtrain still link */
+extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
+
 typedef struct { size_t lo, hi; } range_t;
 
 /* the overlap machinery: a queue of ranges of this step's gradient buffer */
@@ -78,6 +81,7 @@ static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
         return;
     }
     size_t esz = x->fp16 ? sizeof(uint16_t) : sizeof(float);
+    double t_mpi = timer_now();
     /* MPI_Allreduce's internals are opaque: count the bandwidth-optimal payload, as for the ring */
     uint64_t nominal = (uint64_t)(2.0 * (N - 1) / N * (double)n * (double)esz);
     /* MPI takes int counts: go in pieces of at most 1 Gi elements */
@@ -95,6 +99,7 @@ static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
     }
     ex->stats.bytes_sent += nominal;
     ex->stats.bytes_recv += nominal;
+    if (timeline_event) timeline_event("allreduce", t_mpi, timer_now());
 }
 
 /* ---- the communication thread ---- */
@@ -226,6 +231,7 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
     double t2 = timer_now();
     ex->stats.exchange_s += t1 - t0;
     ex->stats.optimizer_s += t2 - t1;
+    if (timeline_event) timeline_event("optimizer", t1, t2);
     ex->stats.steps++;
     return 0;
 }

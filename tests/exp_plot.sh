@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# exp_plot.sh: psring plot on the committed fixture CSV makes every figure as a non-empty PNG
+# and SVG (PNG magic checked); bad input gets one line and exit 2.
+. "$(dirname "$0")/common.sh"
+command -v python3 >/dev/null || skip "python3 missing"
+command -v gnuplot >/dev/null || skip "gnuplot missing"
+scratch
+cp "$TOP_SRCDIR/tests/fixtures/sweep_small.csv" "$SCRATCH/r.csv"
+cat >"$SCRATCH/cal.csv" <<CAL
+param,value,unit
+alpha_mpi,1e-6,s
+beta_mpi,1e-10,s/byte
+alpha_ring,1e-6,s
+beta_ring,1e-10,s/byte
+alpha_zmq,2e-5,s
+beta_zmq,5e-10,s/byte
+gamma,4e-11,s/byte
+delta,6e-11,s/byte
+cores,2,count
+CAL
+"$TOP_SRCDIR/psring" plot "$SCRATCH/r.csv" -o "$SCRATCH/fig" --calibration "$SCRATCH/cal.csv" || fail "psring plot failed"
+for f in throughput efficiency breakdown accuracy bytes model; do
+  [[ -s $SCRATCH/fig/$f.png && -s $SCRATCH/fig/$f.svg ]] || fail "$f.png/.svg missing or empty"
+  [[ $(head -c 4 "$SCRATCH/fig/$f.png" | od -An -c | tr -d ' ') == *PNG* ]] || fail "$f.png is not a PNG"
+  grep -q "<svg" "$SCRATCH/fig/$f.svg" || fail "$f.svg is not SVG"
+done
+out=$("$TOP_SRCDIR/psring" plot "$SCRATCH/missing.csv" 2>&1); rc=$?
+[[ $rc -eq 2 && $(wc -l <<<"$out") -eq 1 ]] || fail "missing file: rc $rc: $out"
+echo "a,b" >"$SCRATCH/bad.csv"; echo "1,2" >>"$SCRATCH/bad.csv"
+out=$("$TOP_SRCDIR/psring" plot "$SCRATCH/bad.csv" 2>&1); rc=$?
+[[ $rc -eq 2 && $out == *"not a psring results file"* ]] || fail "foreign CSV: rc $rc: $out"
+pass "plot"
