@@ -84,7 +84,7 @@ void options_usage(FILE *f) {
 "  --scaling weak|strong      weak: --batch per worker; strong: --batch global, split (default weak)\n"
 "  --epochs E                 epochs (default 10)\n"
 "  --steps N                  stop after N optimizer steps in total (default: no cap)\n"
-"  --lr X                     learning rate for --batch samples (default 0.05)\n"
+"  --lr X                     learning rate for --batch samples (default 0.02)\n"
 "  --lr-scale linear|none     scale lr by global batch / --batch (Goyal et al.) (default linear)\n"
 "  --warmup-epochs X          ramp lr from --lr to the scaled lr over X epochs (default 0)\n"
 "  --momentum X               SGD momentum (default 0.9)\n"
@@ -145,7 +145,7 @@ static void defaults(options_t *o) {
     strcpy(o->layers_spec, "784,512,256,10");
     o->batch = 64;
     o->epochs = 10;
-    o->lr = 0.05f;
+    o->lr = 0.02f;
     o->momentum = 0.9f;
     o->weight_decay = 0.0f;
     o->seed = 42;
