@@ -67,11 +67,20 @@ static size_t chunks_per_segment(const ring_t *r, size_t count) {
 /* The request array holds one request per chunk-step; it grows (once) if a call is larger than
  * the count ring_init was told about. */
 static void ring_reserve(ring_t *r, size_t count) {
-    size_t need = 2 * (size_t)(r->size - 1) * chunks_per_segment(r, count);
-    if (need <= r->nsreq) return;
-    free(r->sreq);
-    r->sreq = xmalloc(need * sizeof *r->sreq);
-    r->nsreq = need;
+    size_t nch = chunks_per_segment(r, count), need = 2 * (size_t)(r->size - 1) * nch;
+    if (need > r->nsreq) {
+        free(r->sreq);
+        r->sreq = xmalloc(need * sizeof *r->sreq);
+        r->nsreq = need;
+    }
+    /* fp16 send staging: a slot is reused only once the send that used it nch + window
+     * chunk-steps ago has completed, which by then depends only on chunk-steps this rank has
+     * already processed (fewer slots let every rank wait on its right neighbour: a deadlock) */
+    if (nch + r->window > r->nsslot) {
+        free(r->hsslot);
+        r->nsslot = nch + r->window;
+        r->hsslot = xmalloc(r->nsslot * r->chunk * sizeof(uint16_t));
+    }
     if (count > r->cap_count) r->cap_count = count;
 }
 
@@ -89,7 +98,6 @@ void ring_init(ring_t *r, MPI_Comm comm, size_t max_count, size_t chunk_bytes) {
     r->window = RING_DEFAULT_WINDOW;
     r->rslot = xmalloc(r->window * r->chunk * sizeof(float));
     r->hrslot = xmalloc(r->window * r->chunk * sizeof(uint16_t));
-    r->hsslot = xmalloc(2 * r->window * r->chunk * sizeof(uint16_t));
     r->rreq = xmalloc(r->window * sizeof *r->rreq);
     r->cap_count = max_count;
     if (r->size > 1) ring_reserve(r, max_count);
@@ -157,7 +165,7 @@ static void post_recv(run_t *x, size_t g) {
 static void post_send(run_t *x, size_t g, size_t lo, size_t len, int round_in_place) {
     ring_t *r = x->r;
     if (x->fp16) {
-        size_t nslot = 2 * x->window, slot = g % nslot;
+        size_t nslot = r->nsslot, slot = g % nslot;
         if (g >= nslot) mpiCheck(MPI_Wait(&r->sreq[g - nslot], MPI_STATUS_IGNORE));
         uint16_t *h = r->hsslot + slot * r->chunk;
         half_from_float(h, x->buf + lo, len);

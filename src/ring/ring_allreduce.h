@@ -28,7 +28,8 @@ typedef struct {
     size_t cap_count;       /* the count the request array is sized for */
     float *rslot;           /* window x chunk floats: reduce-scatter receive slots */
     uint16_t *hrslot;       /* window x chunk halves: fp16 receive slots */
-    uint16_t *hsslot;       /* 2 window x chunk halves: fp16 send staging */
+    uint16_t *hsslot;       /* nsslot x chunk halves: fp16 send staging */
+    size_t nsslot;          /* chunks per segment + window (grown with the count) */
     MPI_Request *sreq;      /* one per chunk-step sent: 2 (N-1) x chunks per segment */
     size_t nsreq;
     MPI_Request *rreq;      /* window */

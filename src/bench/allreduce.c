@@ -1,0 +1,244 @@
+/* allreduce.c: psring-bench-allreduce, an nccl-tests style benchmark of psring's ring allreduce
+ * against MPI_Allreduce, run under mpirun:
+ *   mpirun -np 4 psring-bench-allreduce -b 4K -e 64M -f 2 -n 20 -w 5 -c 1 --impl both
+ * For each size (bytes of float data, K/M/G suffixes) and implementation: warm-up, then n timed
+ * iterations in up to 5 blocks that alternate between the implementations (each block after a
+ * barrier, so a busy shared machine slows both alike); the time is the slowest rank's mean. algbw = size / time, busbw =
+ * algbw x 2 (n-1)/n (what each rank's links carry, comparable across n). The correctness check
+ * runs outside the timed loop with rank-dependent data (rank+1) x (i % 97 + 1) against the exact
+ * sum; any wrong element makes the exit status 1. It also measures memcpy bandwidth on this
+ * machine: a shared-memory transfer cannot beat it, so it is the ceiling for busbw here.
+ * What it does not do: other collectives, GPU buffers, or plotting (a sweep script reads --csv). */
+#include "ring/ring_allreduce.h"
+#include "ring/mpi_check.h"
+#include "common/check.h"
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    size_t min_bytes, max_bytes;
+    double factor;
+    int iters, warmup, check, impl_ring, impl_mpi, fp16, chunk_kb;
+    char csv[1024];
+} bench_opts_t;
+
+static int rank, nranks;
+
+/* "16M" -> 16777216; returns 0 on success */
+static int parse_size(const char *s, size_t *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || v < 0) return -1;
+    double mul = 1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': mul = 1024.0; end++; break;
+    case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    }
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end) return -1;
+    v *= mul;
+    if (v > 16.0 * 1024 * 1024 * 1024) return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+"usage: mpirun -np N psring-bench-allreduce [options]\n"
+"  -b, --minbytes SIZE   smallest message, bytes of float data, K/M/G suffixes (default 4K)\n"
+"  -e, --maxbytes SIZE   largest message (default 64M)\n"
+"  -f, --stepfactor F    multiply the size by F each row (default 2)\n"
+"  -n, --iters N         timed iterations per size (default 20)\n"
+"  -w, --warmup N        untimed iterations first (default 5)\n"
+"  -c, --check 0|1       check the result against the exact sum (default 1)\n"
+"      --impl ring|mpi|both  psring's ring, MPI_Allreduce, or both side by side (default both)\n"
+"      --fp16            the ring sends halves (accumulates in float); mpi stays float\n"
+"      --chunk-kb K      ring pipeline chunk in KiB (default 256)\n"
+"      --csv FILE        also write the rows as CSV (rank 0)\n");
+}
+
+/* all ranks parse the same argv, so all of them reach the same verdict; rank 0 says it */
+static void bad(const char *fmt, const char *arg) {
+    if (rank == 0) { fprintf(stderr, "psring-bench-allreduce: "); fprintf(stderr, fmt, arg); fputc('\n', stderr); }
+    MPI_Finalize();
+    exit(EXIT_BADINPUT);
+}
+
+static void parse(bench_opts_t *o, int argc, char **argv) {
+    *o = (bench_opts_t){ .min_bytes = 4096, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5,
+                         .check = 1, .impl_ring = 1, .impl_mpi = 1, .chunk_kb = 256 };
+    enum { OPT_IMPL = 256, OPT_FP16, OPT_CSV, OPT_CHUNK };
+    static const struct option lo[] = {
+        {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
+        {"stepfactor", required_argument, 0, 'f'}, {"iters", required_argument, 0, 'n'},
+        {"warmup", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
+        {"impl", required_argument, 0, OPT_IMPL}, {"fp16", no_argument, 0, OPT_FP16},
+        {"csv", required_argument, 0, OPT_CSV}, {"chunk-kb", required_argument, 0, OPT_CHUNK},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    opterr = 0;
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'b': if (parse_size(optarg, &o->min_bytes)) bad("-b: not a size (like 4K, 16M): '%s'", optarg); break;
+        case 'e': if (parse_size(optarg, &o->max_bytes)) bad("-e: not a size (like 4K, 16M): '%s'", optarg); break;
+        case 'f': o->factor = strtod(optarg, &end);
+                  if (end == optarg || *end || !(o->factor > 1.0) || o->factor > 1024) bad("-f: step factor must be a number in (1, 1024]: '%s'", optarg);
+                  break;
+        case 'n': if (parse_int(optarg, 1, 1000000, &o->iters)) bad("-n: iterations must be an integer in 1..1000000: '%s'", optarg); break;
+        case 'w': if (parse_int(optarg, 0, 1000000, &o->warmup)) bad("-w: warm-up iterations must be an integer in 0..1000000: '%s'", optarg); break;
+        case 'c': if (parse_int(optarg, 0, 1, &o->check)) bad("-c: check must be 0 or 1: '%s'", optarg); break;
+        case OPT_IMPL:
+            if (!strcmp(optarg, "ring")) { o->impl_ring = 1; o->impl_mpi = 0; }
+            else if (!strcmp(optarg, "mpi")) { o->impl_ring = 0; o->impl_mpi = 1; }
+            else if (!strcmp(optarg, "both")) { o->impl_ring = 1; o->impl_mpi = 1; }
+            else bad("--impl must be ring, mpi or both: '%s'", optarg);
+            break;
+        case OPT_FP16: o->fp16 = 1; break;
+        case OPT_CSV: if (strlen(optarg) >= sizeof o->csv) bad("--csv: path too long: '%s'", optarg);
+                      strcpy(o->csv, optarg); break;
+        case OPT_CHUNK: if (parse_int(optarg, 1, 1 << 20, &o->chunk_kb)) bad("--chunk-kb must be an integer in 1..1048576: '%s'", optarg); break;
+        case 'h': if (rank == 0) usage(stdout); MPI_Finalize(); exit(0);
+        case ':': bad("option '%s' needs a value", argv[optind - 1]); break;
+        default: bad("unknown option '%s' (try --help)", argv[optind - 1]); break;
+        }
+    }
+    if (optind < argc) bad("unexpected argument '%s' (try --help)", argv[optind]);
+    if (o->min_bytes > o->max_bytes) bad("-b is larger than -e%s", "");
+    if (o->max_bytes / sizeof(float) > (size_t)0x7fffffff) bad("-e: at most 8G (MPI int counts)%s", "");
+}
+
+/* the physical ceiling of a shared-memory transfer: one process copying, bytes copied / s */
+static double memcpy_gbps(void) {
+    size_t n = 64u << 20;
+    char *a = xmalloc(n), *b = xmalloc(n);
+    memset(a, 1, n); memset(b, 2, n);
+    double best = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = MPI_Wtime();
+        memcpy(b, a, n);
+        double t = MPI_Wtime() - t0;
+        if (b[rep * 4099] != 1) die("memcpy check failed");
+        if (n / t > best) best = n / t;
+        a[rep] = (char)rep;
+    }
+    free(a); free(b);
+    return best / 1e9;
+}
+
+typedef enum { IMPL_RING, IMPL_MPI } impl_t;
+#define BENCH_BLOCKS 5
+
+static void run_once(impl_t impl, int fp16, ring_t *r, float *buf, size_t count) {
+    if (impl == IMPL_RING) { if (fp16) ring_allreduce_fp16(r, buf, count); else ring_allreduce(r, buf, count); }
+    else mpiCheck(MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+}
+
+/* wrong elements over all ranks */
+static long check(impl_t impl, int fp16, ring_t *r, float *buf, size_t count) {
+    for (size_t i = 0; i < count; i++) buf[i] = (float)(rank + 1) * (float)(i % 97 + 1);
+    run_once(impl, fp16, r, buf, count);
+    long wrong = 0;
+    double tri = (double)nranks * (nranks + 1) / 2;
+    for (size_t i = 0; i < count; i++) {
+        double e = tri * (double)(i % 97 + 1);
+        /* exact in float; with halves on the wire, one half rounding (2^-11) per hop at most */
+        double tol = (impl == IMPL_RING && fp16) ? nranks * e / 2048.0 : 0.0;
+        if (!(fabs((double)buf[i] - e) <= tol)) wrong++;
+    }
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    return wrong;
+}
+
+int main(int argc, char **argv) {
+    mpiCheck(MPI_Init(&argc, &argv));
+    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
+    psring_log_rank = rank;
+    bench_opts_t o;
+    parse(&o, argc, argv);
+    FILE *csv = NULL;
+    if (rank == 0 && o.csv[0]) {
+        csv = fopen(o.csv, "w");
+        if (!csv) { fprintf(stderr, "psring-bench-allreduce: --csv %s: %s\n", o.csv, strerror(errno)); MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT); }
+        fprintf(csv, "size,count,impl,time_us,algbw_GBps,busbw_GBps,wrong,nranks,chunk_kb\n");
+    }
+    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+    double mc = 0;
+    if (rank == 0) mc = memcpy_gbps();
+    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+    printf0("# psring-bench-allreduce: %d ranks, ring chunk %d KiB, fp16 %s, %d iters, %d warm-up, check %d\n",
+            nranks, o.chunk_kb, o.fp16 ? "on (ring only)" : "off", o.iters, o.warmup, o.check);
+    printf0("# memcpy bandwidth (one process, 64 MiB): %.2f GB/s = the ceiling for a shared-memory copy\n", mc);
+    printf0("# %12s %12s %10s %12s %12s %12s %8s\n", "size", "count", "impl", "time_us", "algbw_GBps", "busbw_GBps", "wrong");
+    size_t maxcount = o.max_bytes / sizeof(float);
+    float *buf = xmalloc((maxcount ? maxcount : 1) * sizeof(float));
+    ring_t r;
+    ring_init(&r, MPI_COMM_WORLD, maxcount, (size_t)o.chunk_kb * 1024);
+    long total_wrong = 0;
+    int nimpl = 0;
+    impl_t impls[2];
+    if (o.impl_ring) impls[nimpl++] = IMPL_RING;
+    if (o.impl_mpi) impls[nimpl++] = IMPL_MPI;
+    for (double sz = (double)o.min_bytes; sz <= (double)o.max_bytes * (1 + 1e-9); sz = sz * o.factor) {
+        size_t count = (size_t)sz / sizeof(float), bytes = count * sizeof(float);
+        /* zeros: no growth to inf / denormals over many iterations, same work per element */
+        memset(buf, 0, bytes);
+        for (int k = 0; k < nimpl; k++)
+            for (int i = 0; i < o.warmup; i++) run_once(impls[k], o.fp16, &r, buf, count);
+        /* the implementations take turns in blocks, so load from other processes on this shared
+         * machine falls on both alike; each block starts from a barrier */
+        int blocks = o.iters < BENCH_BLOCKS ? o.iters : BENCH_BLOCKS;
+        double tsum[2] = {0, 0};
+        for (int b = 0; b < blocks; b++) {
+            int n = o.iters / blocks + (b < o.iters % blocks);
+            for (int k = 0; k < nimpl; k++) {
+                mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+                double t0 = MPI_Wtime();
+                for (int i = 0; i < n; i++) run_once(impls[k], o.fp16, &r, buf, count);
+                tsum[k] += MPI_Wtime() - t0;
+            }
+        }
+        for (int k = 0; k < nimpl; k++) {
+            impl_t impl = impls[k];
+            double t = tsum[k] / o.iters, tmax = 0;
+            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+            long wrong = o.check ? check(impl, o.fp16, &r, buf, count) : -1;
+            if (wrong > 0) total_wrong += wrong;
+            if (rank == 0) {
+                double algbw = tmax > 0 ? (double)bytes / tmax / 1e9 : 0;
+                double busbw = algbw * 2.0 * (nranks - 1) / nranks;
+                const char *name = impl == IMPL_MPI ? "mpi" : o.fp16 ? "ring-fp16" : "ring";
+                char wbuf[32];
+                if (wrong < 0) snprintf(wbuf, sizeof wbuf, "N/A"); else snprintf(wbuf, sizeof wbuf, "%ld", wrong);
+                printf("  %12zu %12zu %10s %12.1f %12.3f %12.3f %8s\n", bytes, count, name, tmax * 1e6, algbw, busbw, wbuf);
+                fflush(stdout);
+                if (csv) fprintf(csv, "%zu,%zu,%s,%.3f,%.4f,%.4f,%ld,%d,%d\n", bytes, count, name, tmax * 1e6, algbw, busbw, wrong, nranks, o.chunk_kb);
+            }
+            memset(buf, 0, bytes);
+        }
+        if (sz == 0) break;
+    }
+    if (csv && fclose(csv)) { fprintf(stderr, "psring-bench-allreduce: --csv %s: %s\n", o.csv, strerror(errno)); total_wrong++; }
+    if (rank == 0 && total_wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", total_wrong);
+    ring_free(&r);
+    free(buf);
+    mpiCheck(MPI_Finalize());
+    return total_wrong ? 1 : 0;
+}

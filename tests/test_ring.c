@@ -1,0 +1,174 @@
+/* test_ring.c: the ring allreduce against exact sums and against MPI_Allreduce, under mpirun for
+ * any N (tests/ring_allreduce.sh runs it with N = 1..4). A plain MPI program rather than a Check
+ * runner because Check forks each test, which MPI does not survive. Every rank checks its own
+ * buffer; failures print one line each and the program exits 1 on every rank if any rank failed.
+ * Data is rank- and position-dependent, (rank+1) * (i % 97 + 1), so a chunk that lands in the
+ * wrong place or is added twice changes the sum. Not tested here: timing (psring-bench-allreduce). */
+#include "ring/ring_allreduce.h"
+#include "ring/half.h"
+#include "ring/mpi_check.h"
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, nranks, failures;
+
+#define FAIL(...) do { fprintf(stderr, "test_ring: rank %d: ", rank); fprintf(stderr, __VA_ARGS__); \
+                       fputc('\n', stderr); failures++; } while (0)
+
+static float value(int r, size_t i) { return (float)(r + 1) * (float)(i % 97 + 1); }
+static float expected(size_t i) { return (float)(nranks * (nranks + 1) / 2) * (float)(i % 97 + 1); }
+
+/* the uneven split: contiguous, covering, first count % n segments one longer */
+static void test_segments(void) {
+    const size_t counts[] = {0, 1, 2, 3, 5, 7, 97, 1000003};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+        for (int n = 1; n <= 9; n++) {
+            size_t next = 0;
+            for (int j = 0; j < n; j++) {
+                size_t off, len;
+                ring_segment(counts[c], n, j, &off, &len);
+                size_t want = counts[c] / n + ((size_t)j < counts[c] % n);
+                if (off != next || len != want)
+                    FAIL("ring_segment(%zu, %d, %d) = [%zu, +%zu), want [%zu, +%zu)", counts[c], n, j, off, len, next, want);
+                next = off + len;
+            }
+            if (next != counts[c]) FAIL("ring_segment(%zu, %d): segments sum to %zu", counts[c], n, next);
+        }
+}
+
+/* F16C and the portable code must agree bit for bit (NaN: both NaN) */
+static void test_half(void) {
+    static float f[65536], g[65536];
+    static uint16_t h[65536], k[65536];
+    for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+    half_to_float(f, h, 65536);
+    half_to_float_portable(g, h, 65536);
+    for (uint32_t i = 0; i < 65536; i++)
+        if (memcmp(&f[i], &g[i], 4) && !(isnan(f[i]) && isnan(g[i])))
+            { FAIL("half_to_float(0x%04x): %g vs portable %g", i, f[i], g[i]); break; }
+    /* every half value, the midpoints between neighbours (ties to even), random bit patterns */
+    uint64_t s = 88172645463325252ull;
+    for (uint32_t i = 0; i < 65536; i++) {
+        uint32_t u;
+        if (i < 30000) { float a = half_to_float1((uint16_t)i), b = half_to_float1((uint16_t)(i + 1)); f[i] = 0.5f * a + 0.5f * b; }
+        else { s ^= s << 13; s ^= s >> 7; s ^= s << 17; u = (uint32_t)s; memcpy(&f[i], &u, 4); }
+    }
+    f[0] = 65504.0f; f[1] = 65520.0f; f[2] = -65520.0f; f[3] = 1e-8f; f[4] = INFINITY; f[5] = 5.9604645e-08f;
+    half_from_float(h, f, 65536);
+    half_from_float_portable(k, f, 65536);
+    for (uint32_t i = 0; i < 65536; i++) {
+        int nan1 = (h[i] & 0x7c00) == 0x7c00 && (h[i] & 0x3ff), nan2 = (k[i] & 0x7c00) == 0x7c00 && (k[i] & 0x3ff);
+        if (h[i] != k[i] && !(nan1 && nan2)) { FAIL("half_from_float(%.9g): 0x%04x vs portable 0x%04x", f[i], h[i], k[i]); break; }
+    }
+    if (half_from_float1(1.0f) != 0x3c00 || half_from_float1(-2.0f) != 0xc000 || half_from_float1(65520.0f) != 0x7c00)
+        FAIL("half_from_float1 of 1, -2, 65520 wrong");
+}
+
+/* all ranks must hold bit-identical results */
+static void check_identical(const float *buf, size_t count, const char *what) {
+    uint64_t hsh = 1469598103934665603ull;
+    const unsigned char *p = (const unsigned char *)buf;
+    for (size_t i = 0; i < count * sizeof(float); i++) hsh = (hsh ^ p[i]) * 1099511628211ull;
+    uint64_t lo = hsh, hi = hsh;
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD));
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD));
+    if (lo != hi) FAIL("%s: ranks hold different results", what);
+}
+
+static void test_exact(size_t count, size_t chunk_bytes, size_t init_count) {
+    ring_t r;
+    ring_init(&r, MPI_COMM_WORLD, init_count, chunk_bytes);
+    float *buf = malloc((count + 1) * sizeof(float));
+    for (int fp16 = 0; fp16 <= 1; fp16++) {
+        for (size_t i = 0; i < count; i++) buf[i] = value(rank, i);
+        buf[count] = -7.0f;   /* guard: must not be touched */
+        uint64_t s0 = r.bytes_sent, r0 = r.bytes_recv;
+        if (fp16) ring_allreduce_fp16(&r, buf, count); else ring_allreduce(&r, buf, count);
+        size_t bad = 0, first = 0;
+        for (size_t i = 0; i < count; i++) {
+            float e = expected(i), tol = fp16 ? (float)nranks * e / 2048.0f : 0.0f;
+            if (!(fabsf(buf[i] - e) <= tol)) { if (!bad++) first = i; }
+        }
+        if (bad) FAIL("%s count %zu chunk %zu B: %zu wrong, first [%zu] = %g want %g", fp16 ? "fp16" : "float",
+                      count, chunk_bytes, bad, first, buf[first], expected(first));
+        if (buf[count] != -7.0f) FAIL("count %zu: wrote past the end", count);
+        /* payload: all segments but (rank+1) in reduce-scatter, all but (rank+2) in allgather */
+        size_t off, l1, l2, esz = fp16 ? 2 : 4;
+        ring_segment(count, nranks, (rank + 1) % nranks, &off, &l1);
+        ring_segment(count, nranks, (rank + 2) % nranks, &off, &l2);
+        /* and receives all but (rank) in reduce-scatter, all but (rank+1) in allgather */
+        size_t l0;
+        ring_segment(count, nranks, rank, &off, &l0);
+        uint64_t want_s = nranks == 1 ? 0 : (uint64_t)(2 * count - l1 - l2) * esz;
+        uint64_t want_r = nranks == 1 ? 0 : (uint64_t)(2 * count - l0 - l1) * esz;
+        if (r.bytes_sent - s0 != want_s || r.bytes_recv - r0 != want_r)
+            FAIL("count %zu: bytes sent %llu recv %llu, want %llu and %llu", count,
+                 (unsigned long long)(r.bytes_sent - s0), (unsigned long long)(r.bytes_recv - r0),
+                 (unsigned long long)want_s, (unsigned long long)want_r);
+        check_identical(buf, count, fp16 ? "fp16" : "float");
+    }
+    free(buf);
+    ring_free(&r);
+}
+
+/* random data: the ring agrees with MPI_Allreduce within float rounding of a sum of N terms */
+static void test_vs_mpi(size_t count, size_t chunk_bytes) {
+    ring_t r;
+    ring_init(&r, MPI_COMM_WORLD, count, chunk_bytes);
+    float *a = malloc((count + 1) * sizeof(float)), *b = malloc((count + 1) * sizeof(float)), *m = malloc((count + 1) * sizeof(float));
+    uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1);
+    for (size_t i = 0; i < count; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        a[i] = b[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+        m[i] = fabsf(a[i]);
+    }
+    ring_allreduce(&r, a, count);
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, b, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, m, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+    size_t bad = 0;
+    for (size_t i = 0; i < count; i++)
+        if (!(fabsf(a[i] - b[i]) <= 2.0f * nranks * FLT_EPSILON * m[i])) bad++;
+    if (bad) FAIL("ring vs MPI_Allreduce, count %zu: %zu elements differ beyond rounding", count, bad);
+    /* fp16 on the wire: error within the half rounding of N partial sums of magnitude <= sum|x| */
+    for (size_t i = 0; i < count; i++) a[i] = (float)(rank + 1) / (float)(i % 13 + 3);
+    for (size_t i = 0; i < count; i++) b[i] = a[i];
+    ring_allreduce_fp16(&r, a, count);
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, b, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+    double maxrel = 0;
+    for (size_t i = 0; i < count; i++) { double e = fabs(a[i] - b[i]) / fabs(b[i]); if (e > maxrel) maxrel = e; }
+    double bound = nranks * (1.0 / 2048.0);   /* one half rounding (2^-11 relative) per hop */
+    if (maxrel > bound) FAIL("fp16 count %zu: max relative error %.3g > %.3g", count, maxrel, bound);
+    if (nranks > 1 && maxrel == 0 && count > 100) FAIL("fp16 count %zu: no rounding at all: halves never on the wire?", count);
+    check_identical(a, count, "fp16 random");
+    free(a); free(b); free(m);
+    ring_free(&r);
+}
+
+int main(int argc, char **argv) {
+    mpiCheck(MPI_Init(&argc, &argv));
+    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
+    if (rank == 0) { test_segments(); test_half(); }
+    const size_t n = (size_t)nranks;
+    const size_t counts[] = {0, 1, n - 1, n, n + 1, 2 * n + 1, 97, 4099, 1000003};
+    const size_t chunks[] = {4, 12, 4096, 0};      /* 1 element, 3, 1024, the default 256 KiB */
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+        for (size_t k = 0; k < sizeof chunks / sizeof *chunks; k++) {
+            if (counts[c] > 5000 && chunks[k] < 4096) continue;   /* millions of 1-element messages: slow, no new path */
+            double t0 = MPI_Wtime();
+            test_exact(counts[c], chunks[k], counts[c]);
+            if (getenv("TEST_RING_VERBOSE") && rank == 0)
+                printf("count %zu chunk %zu: %.3f s\n", counts[c], chunks[k], MPI_Wtime() - t0);
+        }
+    test_exact(1000003, 65536, 10);                /* scratch sized for 10, grown on the call */
+    test_vs_mpi(1000003, 0);
+    test_vs_mpi(12345, 1024);
+    int any = failures;
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    if (rank == 0) printf("test_ring: N=%d f16c=%d: %s\n", nranks, half_have_f16c(), any ? "FAILED" : "ok");
+    mpiCheck(MPI_Finalize());
+    return any ? 1 : 0;
+}
