@@ -1,7 +1,7 @@
 /* ps.c: psring-bench-ps, push+pull goodput of the parameter server against raw ZeroMQ.
  *
  *   mpirun -np N psring-bench-ps --servers S -b 64K -e 64M -f 2 [-n 20] [-w 3]
- *          [--transport tcp|ipc] [--sync bsp|async] [--csv FILE]
+ *          [--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--csv FILE]
  *
  * Ranks 0..S-1 serve, the rest are workers. For each model size B (bytes of float32 parameters)
  * two implementations run back to back in the same processes, same transport, same sizes:
@@ -39,6 +39,7 @@ typedef struct {
     char transport[8];
     sync_mode_t sync;
     char csv[1024];
+    char bind[256];          /* tcp: address, subnet, interface or auto (ps_server_bind_endpoint) */
 } bench_opts_t;
 
 static int rank, nprocs;
@@ -48,7 +49,7 @@ static void bad_flag(const char *fmt, const char *arg) {
         fprintf(stderr, "psring-bench-ps: ");
         fprintf(stderr, fmt, arg);
         fprintf(stderr, " (usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                "[--transport tcp|ipc] [--sync bsp|async] [--csv FILE])\n");
+                "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--csv FILE])\n");
     }
     MPI_Finalize();
     exit(EXIT_BADINPUT);
@@ -85,13 +86,14 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     o->servers = 1; o->iters = 20; o->warmup = 3;
     o->min_bytes = 64 * 1024; o->max_bytes = 64 * 1024 * 1024; o->factor = 2;
     strcpy(o->transport, "tcp");
+    strcpy(o->bind, "127.0.0.1");
     o->sync = SYNC_BSP;
     static struct option lo[] = {
         { "servers", required_argument, 0, 'S' }, { "minbytes", required_argument, 0, 'b' },
         { "maxbytes", required_argument, 0, 'e' }, { "stepfactor", required_argument, 0, 'f' },
         { "iters", required_argument, 0, 'n' }, { "warmup", required_argument, 0, 'w' },
         { "transport", required_argument, 0, 'T' }, { "sync", required_argument, 0, 'Y' },
-        { "csv", required_argument, 0, 'C' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+        { "csv", required_argument, 0, 'C' }, { "bind", required_argument, 0, 'B' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     opterr = 0;
     int c;
@@ -116,13 +118,17 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             else if (!strcmp(optarg, "async")) o->sync = SYNC_ASYNC;
             else bad_flag("--sync must be bsp or async, got '%s'", optarg);
             break;
+        case 'B':
+            if (!optarg[0] || strlen(optarg) >= sizeof o->bind) bad_flag("--bind wants an address, subnet or interface, got '%s'", optarg);
+            strcpy(o->bind, optarg);
+            break;
         case 'C':
             if (strlen(optarg) >= sizeof o->csv) bad_flag("--csv path too long: '%s'", optarg);
             strcpy(o->csv, optarg);
             break;
         case 'h':
             if (rank == 0) printf("usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                                  "[--transport tcp|ipc] [--sync bsp|async] [--csv FILE]\n");
+                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--csv FILE]\n");
             MPI_Finalize();
             exit(0);
         case ':': bad_flag("%s needs a value", argv[optind - 1]); break;
@@ -143,7 +149,13 @@ static void exchange_endpoints(const char *mine, char *all) {
 
 static void endpoint_for(const bench_opts_t *o, long jobid, int phase, char *out, size_t n) {
     if (!strcmp(o->transport, "ipc")) snprintf(out, n, "ipc:///tmp/psring-bench-%ld-%d-%d", jobid, rank, phase);
-    else snprintf(out, n, "tcp://127.0.0.1:*");
+    else {
+        char err[320];
+        if (ps_server_bind_endpoint(o->bind, out, n, err, sizeof err)) {
+            fprintf(stderr, "psring-bench-ps: rank %d: %s\n", rank, err);
+            MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
+        }
+    }
 }
 
 static void noop_free(void *d, void *h) { (void)d; (void)h; }

@@ -227,7 +227,14 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
     if (!ex->is_worker) {
         char want[EP_LEN + 32];
         if (strcmp(o->transport, "ipc") == 0) snprintf(want, sizeof want, "ipc:///tmp/psring-%ld-%d", jobid, rank);
-        else snprintf(want, sizeof want, "tcp://%s:*", o->bind[0] ? o->bind : "127.0.0.1");
+        else {
+            char berr[320];
+            if (ps_server_bind_endpoint(o->bind[0] ? o->bind : "127.0.0.1", want, sizeof want, berr, sizeof berr)) {
+                fprintf(stderr, "psring: ps server %d: %s\n", rank, berr);
+                fflush(stderr);
+                MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
+            }
+        }
         ps_server_config_t c = {
             .index = rank, .nservers = S, .nworkers = size - S, .total = count, .sync = o->sync,
             .staleness = o->staleness, .peer_timeout = timeout, .optim = ex->optim,

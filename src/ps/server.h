@@ -36,6 +36,13 @@ enum {
  * endpoint actually bound (ZMQ_LAST_ENDPOINT) to bound. Exits via die() on socket errors. */
 ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const char *endpoint,
                               char *bound, size_t boundlen);
+/* Turns a --bind value into a TCP endpoint "tcp://ADDR:*" that workers on other hosts can reach:
+ *   an IPv4 address or a host name   used as given (127.0.0.1, 10.0.0.5, node7)
+ *   a subnet CIDR 10.99.0.0/24       this host's IPv4 address inside it (as btl_tcp_if_include)
+ *   an interface name (eth0, ib0)    that interface's IPv4 address
+ *   auto                             the first non-loopback IPv4 address of an interface that is up
+ * Returns 0, or -1 with one line in err (nothing matched on this host). */
+int ps_server_bind_endpoint(const char *spec, char *out, size_t outlen, char *err, size_t errlen);
 /* Serves until every live worker said BYE. Returns 0, or -1 after a fatal failure when on_fatal
  * returned (tests). */
 int ps_server_run(ps_server_t *s);
