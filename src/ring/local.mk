@@ -19,3 +19,8 @@ bin_PROGRAMS += psring-bench-allreduce
 psring_bench_allreduce_SOURCES = src/bench/allreduce.c
 psring_bench_allreduce_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 psring_bench_allreduce_LDADD = src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) -lpthread -lm
+
+TESTS += tests/ring_allreduce.sh tests/ring_bench.sh tests/ring_equivalence.sh tests/ring_mismatch.sh \
+  tests/ring_deadrank.sh
+EXTRA_DIST += tests/ring_common.sh tests/ring_allreduce.sh tests/ring_bench.sh tests/ring_equivalence.sh \
+  tests/ring_mismatch.sh tests/ring_deadrank.sh

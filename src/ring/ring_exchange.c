@@ -261,8 +261,9 @@ static int ring_state_get(exchange_t *ex, float *params, float *state, size_t co
     return 0;
 }
 
-/* Restore from a checkpoint: worker 0's copy wins (it may be the only one that read the file), so
- * params (into the trainer's buffer, when it is known and different) and state are broadcast. */
+/* Restore from a checkpoint. The trainer calls this on worker 0 only (the one that read the
+ * file) and then sync_params on every worker, which broadcasts params and this state: so nothing
+ * collective here. params already are the trainer's (it loaded them into its own buffer). */
 static int ring_state_set(exchange_t *ex, const float *params, const float *state, size_t count) {
     ringex_t *x = ex->impl;
     if (count != x->count) {
@@ -270,13 +271,6 @@ static int ring_state_set(exchange_t *ex, const float *params, const float *stat
         return -1;
     }
     if (state) memcpy(x->state, state, x->nstate * sizeof(float));
-    if (params && x->params_seen && params != x->params_seen) memcpy(x->params_seen, params, count * sizeof(float));
-    if (x->params_seen) return ring_sync_params(ex, x->params_seen, count);
-    for (size_t done = 0; done < x->nstate;) {
-        size_t m = x->nstate - done > (1u << 30) ? (1u << 30) : x->nstate - done;
-        mpiCheck(MPI_Bcast(x->state + done, (int)m, MPI_FLOAT, 0, x->comm));
-        done += m;
-    }
     return 0;
 }
 

@@ -1,0 +1,10 @@
+#!/bin/sh
+# ring_allreduce.sh: tests/test_ring under mpirun for N = 1, 2, 3, 4 (counts 0, 1, N-1, N, N+1,
+# 2N+1, 97, 4099 and 1000003, chunks of 1, 3, 1024 and 65536 elements, float and fp16, and the
+# ring against MPI_Allreduce). Each N under a time limit: a hang fails instead of stalling.
+. "$(dirname "$0")/ring_common.sh"
+need_prog "$TOP_BUILDDIR/tests/test_ring"
+for n in 1 2 3 4; do
+    mpi 240 -np $n "$TOP_BUILDDIR/tests/test_ring" || fail "test_ring with N=$n (status $?)"
+done
+echo "ring_allreduce: ok"

@@ -1,0 +1,27 @@
+#!/bin/sh
+# ring_bench.sh: psring-bench-allreduce checks every result (ring, ring fp16, MPI_Allreduce) over
+# a sweep of odd sizes on 3 ranks, writes a CSV with one row per size and implementation, and
+# rejects bad flags with one line and exit status 2. Timings are not judged here (a loaded 2-core
+# machine); tests only that the figures are there and positive.
+. "$(dirname "$0")/ring_common.sh"
+need_prog "$BENCH"
+mpi 120 -np 3 "$BENCH" -b 4 -e 1M -f 7 -n 3 -w 1 -c 1 --impl both --chunk-kb 4 --csv "$TMP/b.csv" > "$TMP/out.txt" 2>&1 \
+    || { cat "$TMP/out.txt"; fail "bench -np 3 float: status $?"; }
+cat "$TMP/out.txt"
+grep -q "memcpy bandwidth" "$TMP/out.txt" || fail "no memcpy bandwidth line"
+# sizes 4, 28, 196, ..., 470596: 7 sizes x 2 implementations, all checked, none wrong
+[ "$(head -1 "$TMP/b.csv")" = "size,count,impl,time_us,algbw_GBps,busbw_GBps,wrong,nranks,chunk_kb" ] || fail "CSV header"
+[ "$(tail -n +2 "$TMP/b.csv" | wc -l)" -eq 14 ] || fail "CSV: want 14 rows"
+awk -F, 'NR > 1 && ($7 != 0 || $4 <= 0 || $2 * 4 != $1) { bad = 1; print "bad row: " $0 } END { exit bad }' "$TMP/b.csv" \
+    || fail "CSV rows"
+mpi 120 -np 2 "$BENCH" -b 1K -e 256K -f 4 -n 2 -w 1 --impl ring --fp16 > "$TMP/out.txt" 2>&1 \
+    || { cat "$TMP/out.txt"; fail "bench -np 2 fp16: status $?"; }
+grep -q "ring-fp16" "$TMP/out.txt" || fail "no ring-fp16 rows"
+for bad in "-b 12Q" "-e" "--impl nccl" "-c 2" "-n 0" "-f 1" "--bogus" "-b 8M -e 4M" "extra"; do
+    # a singleton (no mpirun), so that only the program speaks
+    timeout 30 "$BENCH" $bad > "$TMP/out.txt" 2>&1
+    rc=$?
+    [ $rc -eq 2 ] || { cat "$TMP/out.txt"; fail "bench $bad: status $rc, want 2"; }
+    [ "$(wc -l < "$TMP/out.txt")" -eq 1 ] || { cat "$TMP/out.txt"; fail "bench $bad: want one line of error"; }
+done
+echo "ring_bench: ok"

@@ -1,0 +1,57 @@
+#!/bin/sh
+# ring_equivalence.sh: data-parallel training on the ring must follow the single-process run
+# step for step. Same seed and global batch: `local --batch 64` against `ring -np 2 --scaling
+# strong --batch 64` (2 workers x 32) and -np 4 (4 x 16); every one of the 50 per-step losses
+# (averaged over workers) within 1e-5 relative. Also with --overlap (--bucket-mb 0.005 puts the
+# last layer in a bucket of its own, sent while the first layer's backward runs), with
+# --allreduce mpi, and with --accumulate 2: K micro-batches of b
+# samples per worker per step, so ring 2 workers x 32 x accumulate 2 == local --batch 128.
+# fp16 cannot match to 1e-5; it must stay within 2% of the float loss at every step.
+. "$(dirname "$0")/ring_common.sh"
+need_prog "$TRAIN"
+need_mnist
+COMMON="--data $MNIST_DIR --layers 784,256,10 --train-limit 3200 --steps 50 --seed 11 --quiet --test-limit 500"
+
+run_local() {   # run_local BATCH OUT
+    timeout 120 "$TRAIN" $COMMON --batch "$1" --loss-log "$2" > "$TMP/out.txt" 2>&1 || { cat "$TMP/out.txt"; fail "local --batch $1"; }
+}
+run_ring() {    # run_ring NP OUT ARGS...
+    local np=$1 out=$2; shift 2
+    mpi 180 -np "$np" "$TRAIN" --topology ring --scaling strong $COMMON --loss-log "$out" "$@" > "$TMP/out.txt" 2>&1 \
+        || { cat "$TMP/out.txt"; fail "ring -np $np $*"; }
+}
+# compare A B TOL WHAT: 50 lines each, same steps, every loss within TOL relative
+compare() {
+    [ "$(wc -l < "$1")" -eq 50 ] || fail "$4: $1 has $(wc -l < "$1") lines, want 50"
+    [ "$(wc -l < "$2")" -eq 50 ] || fail "$4: $2 has $(wc -l < "$2") lines, want 50"
+    paste -d, "$1" "$2" | awk -F, -v tol="$3" -v what="$4" '
+        function abs(v) { return v < 0 ? -v : v }
+        { if ($1 != $3) { printf "%s: step %s vs %s\n", what, $1, $3; bad = 1; exit }
+          d = abs($2 - $4); m = abs($2) > abs($4) ? abs($2) : abs($4)
+          if (!(d <= tol * m)) { printf "%s: step %d loss %s vs %s (rel %.3g > %g)\n", what, $1, $2, $4, d / m, tol; bad = 1 }
+          if (d / m > worst) worst = d / m }
+        END { if (!bad) printf "%s: 50 steps, worst relative difference %.3g\n", what, worst; exit bad }' \
+        || fail "$4"
+}
+
+run_local 64 "$TMP/local64.csv"
+run_local 128 "$TMP/local128.csv"
+run_ring 2 "$TMP/r2.csv" --batch 64
+compare "$TMP/local64.csv" "$TMP/r2.csv" 1e-5 "ring -np 2 (2x32) vs local 64"
+run_ring 4 "$TMP/r4.csv" --batch 64
+compare "$TMP/local64.csv" "$TMP/r4.csv" 1e-5 "ring -np 4 (4x16) vs local 64"
+run_ring 2 "$TMP/r2o.csv" --batch 64 --overlap --bucket-mb 0.005
+compare "$TMP/local64.csv" "$TMP/r2o.csv" 1e-5 "ring -np 2 --overlap --bucket-mb 0.005 vs local 64"
+run_ring 4 "$TMP/r4o.csv" --batch 64 --overlap --bucket-mb 0.005
+compare "$TMP/local64.csv" "$TMP/r4o.csv" 1e-5 "ring -np 4 --overlap --bucket-mb 0.005 vs local 64"
+run_ring 2 "$TMP/r2m.csv" --batch 64 --allreduce mpi
+compare "$TMP/local64.csv" "$TMP/r2m.csv" 1e-5 "ring -np 2 --allreduce mpi vs local 64"
+run_ring 2 "$TMP/r2a.csv" --batch 64 --accumulate 2
+compare "$TMP/local128.csv" "$TMP/r2a.csv" 1e-5 "ring -np 2 (2x32, accumulate 2) vs local 128"
+run_ring 2 "$TMP/r2ao.csv" --batch 64 --accumulate 2 --overlap --bucket-mb 0.005
+compare "$TMP/local128.csv" "$TMP/r2ao.csv" 1e-5 "ring -np 2 (2x32, accumulate 2, overlap) vs local 128"
+run_ring 2 "$TMP/r2h.csv" --batch 64 --fp16
+compare "$TMP/local64.csv" "$TMP/r2h.csv" 2e-2 "ring -np 2 --fp16 vs local 64 (2%)"
+# fp16 must really change the numbers (else halves never went on the wire)
+if cmp -s "$TMP/r2.csv" "$TMP/r2h.csv"; then fail "--fp16 gave bit-identical losses to float"; fi
+echo "ring_equivalence: ok"
