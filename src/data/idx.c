@@ -21,7 +21,12 @@
 #define IDX_MAX_SIDE 1024
 /* A header promises a size; grow towards it as bytes arrive rather than trusting it up front,
  * so a forged count of 2^31 images costs a "truncated" error, not a 2 TB malloc. */
+#ifndef IDX_GZBUFFER      /* fuzz/local.mk: 8 KB, zlib's default (ASan mmaps every block >= 128 KB) */
+#define IDX_GZBUFFER (1u << 17)
+#endif
+#ifndef IDX_FIRST_ALLOC   /* fuzz/local.mk builds with 64 KB: ASan makes each 64 MB malloc cost 14 ms */
 #define IDX_FIRST_ALLOC ((size_t)64 << 20)
+#endif
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void seterr(char *err, size_t errlen, const char *fmt, ...) {
@@ -37,7 +42,7 @@ static gzFile idx_open(const char *path, char *err, size_t errlen) {
     errno = 0;
     gzFile f = gzopen(path, "rb");
     if (!f) seterr(err, errlen, "%s: cannot open: %s", path, errno ? strerror(errno) : "zlib out of memory");
-    else gzbuffer(f, 1u << 17);   /* fewer read() calls than the 8 KB default; set before the first read */
+    else gzbuffer(f, IDX_GZBUFFER);   /* fewer read() calls than the 8 KB default; set before the first read */
     return f;
 }
 
