@@ -1,0 +1,29 @@
+# tests/cluster_common.sh: sourced by the cluster tests after common.sh. Skips (77) where emulated
+# hosts cannot be made (not root, no network namespaces, a user's cluster already up), takes a
+# lock so that cluster tests running in parallel (make -j check) take turns, and always tears
+# the cluster down on exit, also on failure.
+CLUSTER="$TOP_SRCDIR/experiments/cluster"
+export PSRING_BUILDDIR="$TOP_BUILDDIR"
+[[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces)"
+command -v ip >/dev/null && command -v tc >/dev/null || skip "needs ip and tc (iproute2)"
+command -v flock >/dev/null || skip "needs flock (util-linux)"
+exec 9>/run/psring-cluster-test.lock || skip "cannot create /run/psring-cluster-test.lock"
+flock -w 300 9 || fail "another cluster test held the lock for 300 s"
+ip netns add psring-test-probe.$$ 2>/dev/null || skip "network namespaces are not permitted here"
+ip netns del psring-test-probe.$$
+if [[ -e /run/psring-cluster/state ]] || ip link show psrbr0 >/dev/null 2>&1; then
+  skip "an emulated cluster is already up (psring cluster down first); not touching it"
+fi
+cluster_cleanup() { "$CLUSTER" down >/dev/null 2>&1 || true; }
+trap 'cluster_cleanup; rm -rf "${SCRATCH:-/nonexistent}"' EXIT
+
+# what must be gone after `down`: namespaces, veths, the bridge, their qdiscs
+assert_clean() { # what-for
+  local left=""
+  ip netns list | awk '{ print $1 }' | grep -Eq '^h[0-9]+$' && left+=" namespaces: $(ip netns list | awk '{ print $1 }' | grep -E '^h[0-9]+$' | paste -sd,)"
+  ip -o link show | grep -Eq ': (psrv|psrp)[0-9]+[@:]' && left+=" veths"
+  ip link show psrbr0 >/dev/null 2>&1 && left+=" bridge psrbr0"
+  tc qdisc show | grep -Eq 'dev (psrv|psrbr)' && left+=" qdiscs"
+  [[ -e /run/psring-cluster ]] && left+=" /run/psring-cluster"
+  [[ -z $left ]] || fail "$1 left behind:$left"
+}
