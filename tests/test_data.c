@@ -2,7 +2,7 @@
  * good load per layout and one failing load per way a file can be wrong, each error naming the
  * file; plus the real MNIST when present), suite_sampler (every rank's sampler built in one
  * process: disjoint cover, padding, drop_last, determinism, and N ranks x batch b == one process
- * x batch N*b) and a batch_gather check.
+ * x batch N*b) and batch_gather checks (bit for bit against torchvision's normalisation).
  * It does not download data: real-MNIST tests run only when MNIST_DIR or /work/shared/data/mnist
  * holds it. */
 #include "data/batch.h"
@@ -127,6 +127,7 @@ static void teardown_tmp(void) {
     if (system(cmd) != 0) fprintf(stderr, "test_data: could not remove %s\n", tmproot);
 }
 
+/* written out here rather than calling batch_normalise, so a change there cannot pass unnoticed */
 static float norm(int v) { return ((float)v / 255.0f - 0.1307f) / 0.3081f; }
 
 /* --- good loads: plain, gzipped, both splits, limit variants */
@@ -154,10 +155,10 @@ START_TEST(test_idx_good) {
     for (int i = 0; i < ds.count; i++) {
         ck_assert_int_eq(ds.labels[i], label_of(i));
         for (int p = 0; p < ds.dim; p++)
-            ck_assert_msg(ds.images[i * ds.dim + p] == norm(pixel_of(i, p)), "image %d pixel %d", i, p);
+            ck_assert_msg(ds.pixels[i * ds.dim + p] == pixel_of(i, p), "image %d pixel %d", i, p);
     }
     dataset_free(&ds);
-    ck_assert_ptr_null(ds.images);
+    ck_assert_ptr_null(ds.pixels);
     ck_assert_int_eq(ds.count, 0);
 }
 END_TEST
@@ -221,7 +222,7 @@ START_TEST(test_idx_bad) {
     /* names the file (or for a missing file, the directory it is missing from) */
     const char *who = c->L.brk == BREAK_MISSING ? dir : bad;
     ck_assert_msg(strstr(err, who) != NULL, "case %d: error '%s' does not name %s", _i, err, who);
-    ck_assert_ptr_null(ds.images);
+    ck_assert_ptr_null(ds.pixels);
     ck_assert_ptr_null(ds.labels);
     ck_assert_int_eq(ds.count, 0);
     dataset_free(&ds);   /* harmless on a failed load */
@@ -300,6 +301,67 @@ START_TEST(test_batch_gather) {
 }
 END_TEST
 
+/* batch_gather on in-memory datasets: every pixel value 0..255, row widths around the vector
+ * widths (the SIMD copies' main loops and tails), batches shorter and longer than the prefetch
+ * distance, repeated and descending indices. Compared bit for bit with the formula. */
+typedef struct { int dim, n; } gather_case_t;
+static const gather_case_t gather_cases[] = {
+    {1, 1}, {7, 3}, {8, 2}, {15, 5}, {16, 1}, {17, 9}, {31, 64}, {33, 4}, {784, 1}, {784, 64}, {785, 70},
+};
+
+START_TEST(test_batch_gather_table) {
+    const gather_case_t *c = &gather_cases[_i];
+    enum { COUNT = 300 };
+    dataset_t ds = {0};
+    ds.count = COUNT;
+    ds.rows = 1;
+    ds.cols = c->dim;
+    ds.dim = c->dim;
+    ds.pixels = malloc((size_t)COUNT * c->dim);
+    ds.labels = malloc(COUNT);
+    float *x = malloc(sizeof(float) * (size_t)c->n * c->dim);
+    uint8_t *y = malloc((size_t)c->n);
+    uint32_t *idx = malloc(sizeof(uint32_t) * (size_t)c->n);
+    ck_assert(ds.pixels && ds.labels && x && y && idx);
+    int seen[256] = {0};
+    for (size_t k = 0; k < COUNT; k++) {
+        ds.labels[k] = (uint8_t)(k % 10);
+        for (int p = 0; p < c->dim; p++) {
+            uint8_t v = (uint8_t)((k * 131 + (size_t)p * 29 + k * p) % 256);
+            ds.pixels[k * c->dim + p] = v;
+            seen[v] = 1;
+        }
+    }
+    if (c->dim >= 784)   /* the table covers the whole byte range where rows are long enough */
+        for (int v = 0; v < 256; v++) ck_assert_msg(seen[v], "pixel value %d not in the fixture", v);
+    for (int i = 0; i < c->n; i++) idx[i] = (uint32_t)((COUNT - 1 - (size_t)i * 7) % COUNT);
+    if (c->n > 2) idx[2] = idx[0];   /* a repeat */
+    memset(x, 0xff, sizeof(float) * (size_t)c->n * c->dim);   /* NaN: a skipped element shows */
+    batch_gather(x, y, &ds, idx, c->n);
+    for (int i = 0; i < c->n; i++) {
+        ck_assert_int_eq(y[i], ds.labels[idx[i]]);
+        for (int p = 0; p < c->dim; p++) {
+            float want = norm(ds.pixels[(size_t)idx[i] * c->dim + p]);
+            float got = x[(size_t)i * c->dim + p];
+            ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "dim %d n %d: row %d pixel %d: %.9g, want %.9g",
+                          c->dim, c->n, i, p, (double)got, (double)want);
+        }
+    }
+    free(ds.pixels); free(ds.labels); free(x); free(y); free(idx);
+}
+END_TEST
+
+/* batch_normalise is torchvision's arithmetic for all 256 values; the end points as PyTorch prints them */
+START_TEST(test_batch_normalise) {
+    for (int v = 0; v < 256; v++) {
+        float got = batch_normalise((uint8_t)v), want = norm(v);
+        ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "value %d: %.9g, want %.9g", v, (double)got, (double)want);
+    }
+    ck_assert_float_eq_tol(batch_normalise(0), -0.42421296f, 1e-7f);
+    ck_assert_float_eq_tol(batch_normalise(255), 2.8214867f, 1e-6f);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- real MNIST ---- */
 
 static const char *mnist_dir(void) {
@@ -335,18 +397,27 @@ START_TEST(test_mnist_real) {
     for (int i = 0; i < tr.count; i++) hist[tr.labels[i]]++;
     ck_assert_int_eq(hist[1], 6742);   /* the most frequent digit in the training set */
     ck_assert_int_eq(hist[5], 5421);   /* the least frequent */
-    /* the normalised pixel range is exactly PyTorch's: 0 -> -0.4242, 255 -> 2.8215 */
+    /* the normalised pixel range is exactly PyTorch's: 0 -> -0.4242, 255 -> 2.8215; every row
+     * goes through batch_gather, as training sees it */
     float lo = 1e9f, hi = -1e9f;
     double sum = 0;
-    for (size_t i = 0; i < (size_t)tr.count * tr.dim; i++) {
-        float v = tr.images[i];
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-        sum += v;
+    enum { CHUNK = 1000 };
+    float *x = malloc(sizeof(float) * CHUNK * (size_t)tr.dim);
+    uint8_t y[CHUNK];
+    uint32_t idx[CHUNK];
+    ck_assert_ptr_nonnull(x);
+    for (int i0 = 0; i0 < tr.count; i0 += CHUNK) {
+        int n = tr.count - i0 < CHUNK ? tr.count - i0 : CHUNK;
+        for (int j = 0; j < n; j++) idx[j] = (uint32_t)(i0 + j);
+        batch_gather(x, y, &tr, idx, n);
+        for (size_t i = 0; i < (size_t)n * tr.dim; i++) {
+            float v = x[i];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            sum += v;
+        }
     }
-    ck_assert_float_eq_tol(lo, -0.42421296f, 1e-6f);
-    ck_assert_float_eq_tol(hi, 2.8214867f, 1e-5f);
-    /* the mean of (x/255 - 0.1307)/0.3081 over MNIST train is about 0 by construction */
+    free(x);
     ck_assert_double_eq_tol(sum / ((double)tr.count * tr.dim), 0.0, 1e-3);
     dataset_free(&tr);
 
@@ -371,6 +442,8 @@ static Suite *suite_idx(void) {
     tcase_add_test(tc, test_idx_bad_dir_and_split);
     tcase_add_test(tc, test_idx_low_level);
     tcase_add_test(tc, test_batch_gather);
+    tcase_add_loop_test(tc, test_batch_gather_table, 0, (int)(sizeof gather_cases / sizeof gather_cases[0]));
+    tcase_add_test(tc, test_batch_normalise);
     suite_add_tcase(s, tc);
     if (mnist_dir()) {
         TCase *real = tcase_create("mnist");

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -228,6 +229,27 @@ static int idx_find(char *path, size_t pathlen, const char *dir, const char *nam
     return -1;
 }
 
+/* Training reads the pixels in random rows from a block far larger than the caches, so most rows
+ * of a batch also miss the TLB; on 2 MB pages those page walks mostly go away (measured on
+ * MNIST, 64-row batches: gather 18 -> 13 us). Linux backs memory with huge pages only where
+ * madvise asks for it (THP "madvise", Debian's default), and only when it is asked before the
+ * pages are first touched, hence a fresh block. The advice is best effort: where it is refused,
+ * ordinary pages hold the same bytes, so its result is deliberately not checked. */
+static uint8_t *pixels_alloc(size_t n) {
+#ifdef MADV_HUGEPAGE
+    const size_t huge = (size_t)2 << 20;
+    if (n >= huge) {
+        size_t bytes = (n + huge - 1) & ~(huge - 1);
+        uint8_t *p = aligned_alloc(huge, bytes);
+        if (p) {
+            (void)madvise(p, bytes, MADV_HUGEPAGE);
+            return p;
+        }
+    }
+#endif
+    return malloc(n ? n : 1);
+}
+
 int dataset_load(dataset_t *ds, const char *dir, const char *split, int limit, char *err, size_t errlen) {
     memset(ds, 0, sizeof *ds);
     if (!split || (strcmp(split, "train") != 0 && strcmp(split, "t10k") != 0)) {
@@ -268,16 +290,12 @@ int dataset_load(dataset_t *ds, const char *dir, const char *split, int limit, c
     }
     int count = (limit > 0 && limit < icount) ? limit : icount;
     size_t dim = (size_t)rows * cols;
-    float *img = malloc((size_t)count * dim * sizeof(float));
+    uint8_t *img = pixels_alloc((size_t)count * dim);
     if (!img) {
-        seterr(err, errlen, "%s: out of memory for %d x %zu floats", ipath, count, dim);
+        seterr(err, errlen, "%s: out of memory for %d x %zu pixels", ipath, count, dim);
         goto fail;
     }
-    /* same float32 arithmetic as torchvision's ToTensor() then Normalize((0.1307,), (0.3081,)) */
-    float lut[256];
-    for (int v = 0; v < 256; v++) lut[v] = ((float)v / 255.0f - 0.1307f) / 0.3081f;
-    size_t total = (size_t)count * dim;
-    for (size_t i = 0; i < total; i++) img[i] = lut[pix[i]];
+    memcpy(img, pix, (size_t)count * dim);
     free(pix);
     if (count < lcount) {
         uint8_t *shrunk = realloc(lab, (size_t)count);
@@ -287,7 +305,7 @@ int dataset_load(dataset_t *ds, const char *dir, const char *split, int limit, c
     ds->rows = rows;
     ds->cols = cols;
     ds->dim = (int)dim;
-    ds->images = img;
+    ds->pixels = img;
     ds->labels = lab;
     return 0;
 fail:
@@ -298,7 +316,7 @@ fail:
 
 void dataset_free(dataset_t *ds) {
     if (!ds) return;
-    free(ds->images);
+    free(ds->pixels);
     free(ds->labels);
     memset(ds, 0, sizeof *ds);
 }

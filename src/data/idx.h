@@ -11,7 +11,9 @@ typedef struct {
     int count;          /* samples */
     int rows, cols;     /* 28 x 28 for MNIST */
     int dim;            /* rows * cols */
-    float *images;      /* (count, dim), normalised: (x/255 - 0.1307) / 0.3081 as in PyTorch's MNIST example */
+    uint8_t *pixels;    /* (count, dim), raw 0..255 as in the file; batch_gather normalises (batch.h).
+                         * A quarter of the float size, so a random batch touches 4x fewer cache
+                         * lines and a rank holds 47 MB of MNIST instead of 188 MB. */
     uint8_t *labels;    /* (count), each 0..9 */
 } dataset_t;
 
