@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
     if (rank == 0) { test_segments(); test_half(); }
     const size_t n = (size_t)nranks;
     const size_t counts[] = {0, 1, n - 1, n, n + 1, 2 * n + 1, 97, 4099, 1000003};
-    const size_t chunks[] = {4, 12, 4096, 0};      /* 1 element, 3, 1024, the default 256 KiB */
+    const size_t chunks[] = {4, 12, 4096, 0};      /* 1 element, 3, 1024, the default (1 MiB) */
     for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
         for (size_t k = 0; k < sizeof chunks / sizeof *chunks; k++) {
             if (counts[c] > 5000 && chunks[k] < 4096) continue;   /* millions of 1-element messages: slow, no new path */

@@ -69,7 +69,7 @@ static void usage(FILE *f) {
 "  -c, --check 0|1       check the result against the exact sum (default 1)\n"
 "      --impl ring|mpi|both  psring's ring, MPI_Allreduce, or both side by side (default both)\n"
 "      --fp16            the ring sends halves (accumulates in float); mpi stays float\n"
-"      --chunk-kb K      ring pipeline chunk in KiB (default 256)\n"
+"      --chunk-kb K      ring pipeline chunk in KiB (default 1024)\n"
 "      --csv FILE        also write the rows as CSV (rank 0)\n");
 }
 
@@ -82,7 +82,8 @@ static void bad(const char *fmt, const char *arg) {
 
 static void parse(bench_opts_t *o, int argc, char **argv) {
     *o = (bench_opts_t){ .min_bytes = 4096, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5,
-                         .check = 1, .impl_ring = 1, .impl_mpi = 1, .chunk_kb = 256 };
+                         .check = 1, .impl_ring = 1, .impl_mpi = 1,
+                         .chunk_kb = (int)(RING_DEFAULT_CHUNK_BYTES / 1024) };
     enum { OPT_IMPL = 256, OPT_FP16, OPT_CSV, OPT_CHUNK };
     static const struct option lo[] = {
         {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},

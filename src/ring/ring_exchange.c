@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 
 /* --timeline hook (src/train/timeline.c); weak, so programs linked without libtrain still link */
 extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
@@ -54,6 +55,13 @@ typedef struct {
     int started_mpi;
     float *params_seen;      /* the trainer's parameter buffer (sync_params/step), for state_get/set */
     overlap_t ov;
+    /* --stall-warn: every rank reports reaching a step to rank 0 on its own communicator */
+    double stall_warn;
+    MPI_Comm stall_comm;
+    long stall_step;
+    MPI_Request *stall_req;
+    long *stall_got;
+    uint8_t *stall_in;
 } ringex_t;
 
 /* ---- fp16 over MPI_Allreduce: sum of halves, rounded to half after each addition ---- */
@@ -191,6 +199,52 @@ static void overlap_flush(exchange_t *ex, float *grads) {
     pthread_mutex_unlock(&ov->mu);
 }
 
+/* ---- stall detection (Horovod's stall check, rank 0 as the coordinator) ----
+ * Before each allreduce every rank tells rank 0 which step it reached (one 8-byte eager send,
+ * never waited on by the sender beyond the copy); rank 0 collects these and, when some ranks are
+ * still missing stall_warn seconds after rank 0 got there, names them once and keeps waiting.
+ * The allreduce itself would block without saying who is late. Costs rank 0 a short poll per
+ * step, so it is off unless --stall-warn is given. Rank 0 itself cannot be named (as in Horovod). */
+static void stall_check(exchange_t *ex) {
+    ringex_t *x = ex->impl;
+    long step = x->stall_step++;
+    int N = ex->world_size;
+    if (ex->rank != 0) {
+        mpiCheck(MPI_Send(&step, 1, MPI_LONG, 0, 0, x->stall_comm));
+        return;
+    }
+    for (int r = 1; r < N; r++) {
+        x->stall_in[r] = 0;
+        mpiCheck(MPI_Irecv(&x->stall_got[r], 1, MPI_LONG, r, 0, x->stall_comm, &x->stall_req[r - 1]));
+    }
+    double t0 = timer_now();
+    int arrived = 0, named = 0;
+    int *idx = xmalloc(sizeof(int) * (size_t)N);
+    while (arrived < N - 1) {
+        int n = 0;
+        mpiCheck(MPI_Testsome(N - 1, x->stall_req, &n, idx, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < n && n != MPI_UNDEFINED; i++) { x->stall_in[idx[i] + 1] = 1; arrived++; }
+        if (arrived == N - 1) break;
+        double waited = timer_now() - t0;
+        if (!named && waited >= x->stall_warn) {
+            char list[512] = "";
+            size_t used = 0;
+            for (int r = 1; r < N && used < sizeof list - 16; r++)
+                if (!x->stall_in[r]) used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", used ? ", " : "", r);
+            fprintf(stderr, "psring: ring: stall: rank(s) %s have not reached step %ld for %.1f s; the others wait "
+                    "in the allreduce (--stall-warn %.3g)\n", list, step + 1, waited, x->stall_warn);
+            fflush(stderr);
+            named = 1;
+        }
+        if (waited > 0.001) { struct timespec ts = {0, 100000}; nanosleep(&ts, NULL); }
+    }
+    free(idx);
+    if (named) {
+        fprintf(stderr, "psring: ring: step %ld: every rank arrived after %.1f s\n", step + 1, timer_now() - t0);
+        fflush(stderr);
+    }
+}
+
 /* ---- exchange ops ---- */
 static int ring_sync_params(exchange_t *ex, float *params, size_t count) {
     ringex_t *x = ex->impl;
@@ -221,6 +275,7 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
     x->params_seen = params;
     double t0 = timer_now();
     uint64_t s0 = x->ring.bytes_sent + x->ov.ring.bytes_sent, r0 = x->ring.bytes_recv + x->ov.ring.bytes_recv;
+    if (x->stall_warn > 0) stall_check(ex);
     if (x->overlap && x->ov.grads) overlap_flush(ex, grads);
     else allreduce_range(ex, &x->ring, x->comm, grads, 0, count);
     if (ex->world_size > 1) scale(grads, 1.0f / (float)ex->world_size, count);
@@ -292,6 +347,10 @@ static void ring_free_ex(exchange_t *ex) {
         pthread_cond_destroy(&x->ov.cv_done);
     }
     free(x->ov.q);
+    if (x->stall_warn > 0) {
+        mpiCheck(MPI_Comm_free(&x->stall_comm));
+        free(x->stall_req); free(x->stall_got); free(x->stall_in);
+    }
     ring_free(&x->ring);
     if (x->half_sum != MPI_OP_NULL) mpiCheck(MPI_Op_free(&x->half_sum));
     mpiCheck(MPI_Comm_free(&x->comm));
@@ -388,6 +447,13 @@ exchange_t *exchange_ring_create(const options_t *o, size_t count) {
     x->fp16 = o->fp16;
     x->overlap = o->overlap;
     x->half_sum = MPI_OP_NULL;
+    if (o->stall_warn > 0 && ex->world_size > 1) {
+        x->stall_warn = o->stall_warn;
+        mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &x->stall_comm));
+        x->stall_req = xcalloc((size_t)ex->world_size, sizeof(MPI_Request));
+        x->stall_got = xcalloc((size_t)ex->world_size, sizeof(long));
+        x->stall_in = xcalloc((size_t)ex->world_size, 1);
+    }
     size_t chunk_bytes = (size_t)(o->chunk_kb > 0 ? o->chunk_kb : 0) * 1024;
     ring_init(&x->ring, MPI_COMM_WORLD, count, chunk_bytes);
     if (x->impl == ALLREDUCE_MPI && x->fp16) {
