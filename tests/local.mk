@@ -9,3 +9,12 @@ EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/tra
 # emulated cluster (experiments/cluster): root and network namespaces, else SKIP
 TESTS += tests/cluster_updown.sh tests/cluster_losses.sh
 EXTRA_DIST += tests/cluster_common.sh tests/cluster_updown.sh tests/cluster_losses.sh
+# psring --inject-latency-us: an LD_PRELOAD shim (experiments/inject-latency.c), built as a
+# "program" named .so so that automake makes a shared object without libtool
+noinst_PROGRAMS = libpsring-inject.so
+libpsring_inject_so_SOURCES = experiments/inject-latency.c
+libpsring_inject_so_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS) -fPIC
+libpsring_inject_so_LDFLAGS = -shared
+libpsring_inject_so_LDADD = -ldl
+TESTS += tests/cluster_latency.sh
+EXTRA_DIST += tests/cluster_latency.sh

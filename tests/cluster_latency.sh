@@ -1,0 +1,38 @@
+#!/bin/bash
+# cluster_latency.sh: psring --inject-latency-us A (libpsring-inject.so) makes every MPI
+# point-to-point and ZeroMQ message wait A us before it is sent, so that the alpha term shows:
+# a 4 KB ring allreduce on 2 ranks takes 2(N-1) A = 2 A (it was microseconds), a PS push+pull
+# round trip 2 A (push, reply); MPI_Allreduce (not a point-to-point send) is untouched; and the
+# training math is unchanged (the same losses as without). Runs on loopback: no root needed.
+. "$(dirname "$0")/common.sh"
+export PSRING_BUILDDIR="$TOP_BUILDDIR"
+PSRING="$TOP_SRCDIR/psring"
+[[ -r $TOP_BUILDDIR/libpsring-inject.so ]] || fail "libpsring-inject.so was not built"
+scratch
+A=3000
+timeout 60 "$PSRING" bench allreduce -np 2 -b 4K -e 4K --iters 10 -w 1 --impl both --csv "$SCRATCH/ar.csv" \
+  --inject-latency-us $A >"$SCRATCH/ar.out" 2>&1 || { cat "$SCRATCH/ar.out"; fail "bench allreduce with injection failed"; }
+ring_us=$(awk -F, '$3 == "ring" { print $4 }' "$SCRATCH/ar.csv")
+mpi_us=$(awk -F, '$3 == "mpi" { print $4 }' "$SCRATCH/ar.csv")
+awk -v t="$ring_us" -v a=$A 'BEGIN { exit !(t >= 2 * a && t < 2 * a + 3000) }' \
+  || fail "ring 4 KB on 2 ranks took $ring_us us with $A us injected (want 2 x $A .. +3 ms)"
+awk -v t="$mpi_us" -v a=$A 'BEGIN { exit !(t < a) }' || fail "MPI_Allreduce took $mpi_us us: it should not be delayed"
+timeout 60 "$PSRING" bench ps -np 2 --servers 1 -b 4K -e 4K --iters 10 -w 1 --csv "$SCRATCH/ps.csv" \
+  --inject-latency-us $A >"$SCRATCH/ps.out" 2>&1 || { cat "$SCRATCH/ps.out"; fail "bench ps with injection failed"; }
+ps_us=$(awk -F, '$2 == "ps" { printf "%.0f", $8 / $7 * 1e6 }' "$SCRATCH/ps.csv")
+awk -v t="$ps_us" -v a=$A 'BEGIN { exit !(t >= 2 * a && t < 2 * a + 3000) }' \
+  || fail "ps push+pull of 4 KB took $ps_us us with $A us injected (want 2 x $A .. +3 ms)"
+DATA=$(find_mnist) || { pass "injection: ring $ring_us us, ps $ps_us us for $A us (no MNIST: training check skipped)"; exit 0; }
+common=(--data "$DATA" --steps 8 --train-limit 512 --test-limit 200 --batch 32 --seed 3 --quiet)
+for topo in "ring" "ps --servers 1"; do
+  tag=${topo%% *}
+  timeout 120 "$PSRING" train -np 3 --topology $topo "${common[@]}" --loss-log "$SCRATCH/$tag.plain" >"$SCRATCH/out" 2>&1 \
+    || { cat "$SCRATCH/out"; fail "$tag run failed"; }
+  timeout 120 "$PSRING" train -np 3 --topology $topo "${common[@]}" --loss-log "$SCRATCH/$tag.slow" --inject-latency-us 500 \
+    >"$SCRATCH/out" 2>&1 || { cat "$SCRATCH/out"; fail "$tag run with injected latency failed"; }
+  compare_losses "$SCRATCH/$tag.plain" "$SCRATCH/$tag.slow" 1e-6 || fail "$tag losses change with injected latency"
+done
+# bad values are one line and exit 2
+"$PSRING" bench ps -np 2 --inject-latency-us 5ms >"$SCRATCH/out" 2>&1 && fail "--inject-latency-us 5ms was accepted"
+[[ $(wc -l <"$SCRATCH/out") == 1 ]] || { cat "$SCRATCH/out"; fail "a bad --inject-latency-us should give one line"; }
+pass "injection of $A us: ring 4 KB $ring_us us, ps round trip $ps_us us, MPI_Allreduce $mpi_us us; losses unchanged"
