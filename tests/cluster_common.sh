@@ -1,7 +1,7 @@
 # tests/cluster_common.sh: sourced by the cluster tests after common.sh. Skips (77) where emulated
 # hosts cannot be made (not root, no network namespaces, a user's cluster already up), takes a
-# lock so that cluster tests running in parallel (make -j check) take turns, and always tears
-# the cluster down on exit, also on failure.
+# lock so that cluster tests running in parallel (make -j check) take turns, makes $SCRATCH, and
+# always tears the cluster down on exit, also on failure. Tests must not call scratch() after it.
 CLUSTER="$TOP_SRCDIR/experiments/cluster"
 export PSRING_BUILDDIR="$TOP_BUILDDIR"
 [[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces)"
@@ -11,11 +11,19 @@ exec 9>/run/psring-cluster-test.lock || skip "cannot create /run/psring-cluster-
 flock -w 300 9 || fail "another cluster test held the lock for 300 s"
 ip netns add psring-test-probe.$$ 2>/dev/null || skip "network namespaces are not permitted here"
 ip netns del psring-test-probe.$$
+# a cluster left by a test that was killed (SIGKILL skips traps) is ours to remove; any other
+# cluster belongs to a user
+owner=$(awk -F= '$1 == "owner" { print $2 }' /run/psring-cluster/state 2>/dev/null || true)
+if [[ $owner =~ ^test:([0-9]+)$ ]] && ! kill -0 "${BASH_REMATCH[1]}" 2>/dev/null; then
+  "$CLUSTER" down >/dev/null 2>&1 || true
+fi
 if [[ -e /run/psring-cluster/state ]] || ip link show psrbr0 >/dev/null 2>&1; then
   skip "an emulated cluster is already up (psring cluster down first); not touching it"
 fi
-cluster_cleanup() { "$CLUSTER" down >/dev/null 2>&1 || true; }
-trap 'cluster_cleanup; rm -rf "${SCRATCH:-/nonexistent}"' EXIT
+export PSRING_CLUSTER_OWNER="test:$$"
+# one EXIT trap for both the scratch directory and the cluster (scratch() would replace it)
+SCRATCH=$(mktemp -d /tmp/psring-test.XXXXXX)
+trap '"$CLUSTER" down >/dev/null 2>&1 || true; rm -rf "$SCRATCH"' EXIT
 
 # what must be gone after `down`: namespaces, veths, the bridge, their qdiscs
 assert_clean() { # what-for

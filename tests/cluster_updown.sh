@@ -5,7 +5,6 @@
 # when run twice. Bad input and a second `up` get exit code 2; not root gets exit code 2.
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/cluster_common.sh"
-scratch
 
 # bad input: one line, exit 2, nothing made
 for bad in "up" "up 0" "up 3 --rate fast" "up 3 --subnet 10.99.0.0/30" "up 3 --servers 4 --server-rate 2gbit" "sideways"; do
