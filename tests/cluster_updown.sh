@@ -12,6 +12,10 @@ for bad in "up" "up 0" "up 3 --rate fast" "up 3 --subnet 10.99.0.0/30" "up 3 --s
   [[ $rc == 2 && $(wc -l <"$SCRATCH/out") == 1 ]] || { cat "$SCRATCH/out"; fail "'cluster $bad' gave rc $rc (want 2 and one line)"; }
 done
 assert_clean "bad input"
+# an up that fails half-way (tc refuses the rate after the bridge and h0 exist) cleans up after itself
+"$CLUSTER" up 2 --rate 99999tbit >"$SCRATCH/out" 2>&1 && fail "up with a rate tc refuses succeeded"
+grep -q "up failed; cleaning up" "$SCRATCH/out" || { cat "$SCRATCH/out"; fail "a failed up did not say it cleans up"; }
+assert_clean "a failed up"
 if command -v setpriv >/dev/null; then
   setpriv --reuid=65534 --regid=65534 --clear-groups "$CLUSTER" up 2 >"$SCRATCH/out" 2>&1; rc=$?
   [[ $rc == 2 ]] && grep -q "needs root" "$SCRATCH/out" || { cat "$SCRATCH/out"; fail "non-root up gave rc $rc"; }
