@@ -18,6 +18,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <zmq.h>
 
@@ -47,23 +48,21 @@ static long delay(void) {
     return delay_ns;
 }
 
-/* nanosleep's default timer slack (50 us) would swamp small delays: sleep most of the wait and
- * spin the last 60 us on the monotonic clock */
+/* Sleep, never spin: the emulated hosts share the cores, and a spinning wait would take the CPU
+ * from the ranks and packets it is supposed to wait for. The default timer slack (50 us) would
+ * swamp small delays, so each sending thread sets its own to 1 us once. */
+static __thread int slack_set;
+
 static void wait_once(void) {
     long ns = delay();
     if (ns <= 0) return;
-    struct timespec now, end;
+    if (!slack_set) { prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); slack_set = 1; }
+    struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
     end.tv_nsec += ns % 1000000000L;
     end.tv_sec += ns / 1000000000L + end.tv_nsec / 1000000000L;
     end.tv_nsec %= 1000000000L;
-    if (ns > 100000) {
-        long sl = ns - 60000;
-        struct timespec d = { sl / 1000000000L, sl % 1000000000L };
-        while (nanosleep(&d, &d) != 0 && errno == EINTR) {}
-    }
-    do clock_gettime(CLOCK_MONOTONIC, &now);
-    while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) == EINTR) {}
 }
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
