@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/cluster_common.sh: sourced by the cluster tests after common.sh. Skips (77) where emulated
 # hosts cannot be made (not root, no network namespaces, a user's cluster already up), takes a
 # lock so that cluster tests running in parallel (make -j check) take turns, makes $SCRATCH, and
