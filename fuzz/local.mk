@@ -1,4 +1,4 @@
-# fuzz: libFuzzer harnesses (clang -fsanitize=fuzzer,address,undefined), built only by `make fuzz`
+# fuzz: reliability and security checks (docs/reliability.md). First the libFuzzer harnesses (clang -fsanitize=fuzzer,address,undefined), built only by `make fuzz`
 # (never by `make` or `make check`: they need clang, and gcc builds the rest). Each harness is
 # compiled together with the sources it fuzzes, so it does not depend on the gcc-built libraries.
 # Run them with experiments/fuzz-all SECONDS. In `make check` the same harnesses are built with the
@@ -55,3 +55,12 @@ tests_fuzz_replay_options_SOURCES = fuzz/fuzz_options.c fuzz/replay_main.c
 tests_fuzz_replay_options_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/fuzz -DFUZZ_NAME='"options"'
 tests_fuzz_replay_options_LDADD = src/train/libtrain.a src/model/libmodel.a src/common/libcommon.a \
   $(BLAS_LIBS) $(ZLIB_LIBS) -lm
+
+# a hostile client for a running parameter server (tests/ps_hostile.sh, tests/ps_auth.sh)
+check_PROGRAMS += tests/ps_attack
+tests_ps_attack_SOURCES = tests/ps_attack.c
+tests_ps_attack_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS)
+tests_ps_attack_LDADD = src/ps/libps.a src/common/libcommon.a $(ZMQ_LIBS) -lm
+REL_TESTS = tests/ps_hostile.sh tests/ps_auth.sh
+TESTS += $(REL_TESTS)
+EXTRA_DIST += $(REL_TESTS)

@@ -1,9 +1,9 @@
 # src/ps: wire protocol, server, worker, the ps exchange (ZeroMQ; MPI only to start)
 TOPOLOGY_LIBS += src/ps/libps.a
 noinst_LIBRARIES += src/ps/libps.a
-src_ps_libps_a_SOURCES = src/ps/wire.c src/ps/server.c src/ps/worker.c src/ps/ps_exchange.c
+src_ps_libps_a_SOURCES = src/ps/wire.c src/ps/server.c src/ps/worker.c src/ps/ps_exchange.c src/ps/auth.c
 src_ps_libps_a_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS) -pthread
-noinst_HEADERS += src/ps/wire.h src/ps/server.h src/ps/worker.h src/ps/zcheck.h
+noinst_HEADERS += src/ps/wire.h src/ps/server.h src/ps/worker.h src/ps/zcheck.h src/ps/auth.h
 
 check_PROGRAMS += tests/test_ps
 TESTS += tests/test_ps
@@ -20,3 +20,9 @@ psring_bench_ps_SOURCES = src/bench/ps.c
 psring_bench_ps_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS)
 psring_bench_ps_LDADD = src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/common/libcommon.a \
   $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
+
+# --ps-auth: psring-keygen writes the CurveZMQ keyfile (psring keygen runs it)
+bin_PROGRAMS += psring-keygen
+psring_keygen_SOURCES = src/ps/keygen.c
+psring_keygen_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS)
+psring_keygen_LDADD = src/ps/libps.a $(ZMQ_LIBS)

@@ -10,6 +10,7 @@
 #include "../train/exchange.h"
 #include "server.h"
 #include "worker.h"
+#include "auth.h"
 #include "zcheck.h"
 #include "../common/timer.h"
 #include <mpi.h>
@@ -36,6 +37,7 @@ typedef struct {
     sync_mode_t sync;
     int nservers;
     size_t count;
+    ps_auth_keys_t auth;      /* --ps-auth keys (the configs point here) */
 } ps_impl_t;
 
 static void abort_job(const char *line) {
@@ -150,6 +152,19 @@ static const exchange_ops_t ps_ops = {
     .free = ps_free,
 };
 
+/* PSRING_PS_ENDPOINT_FILE=F: server s writes the endpoint it bound to F.s (atomically: temp file,
+ * rename), for tools that talk to a running server (tests/ps_hostile.sh, monitoring). */
+static void write_endpoint(int index, const char *ep) {
+    const char *base = getenv("PSRING_PS_ENDPOINT_FILE");
+    if (!base || !base[0]) return;
+    char path[1100], tmp[1200];
+    snprintf(path, sizeof path, "%s.%d", base, index);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%s\n", ep) < 0 || fclose(f) != 0 || rename(tmp, path) != 0)
+        die("PSRING_PS_ENDPOINT_FILE: cannot write %s", path);
+}
+
 /* every rank reaches this with the same verdict, so all exit 2 together (no hang) */
 static void bad_start(int rank, int started, const char *msg) {
     if (rank == 0) { fprintf(stderr, "psring: %s\n", msg); fflush(stderr); }
@@ -218,6 +233,10 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
     p->nservers = S;
     p->count = count;
     zmqCheckPtr(p->zctx, zmq_ctx_new());
+    if (o->ps_auth[0]) {   /* every rank reads the keyfile; a bad one is the same verdict everywhere */
+        if (!ps_auth_available()) bad_start(rank, started, "--ps-auth: this libzmq was built without CURVE (zmq_has(\"curve\") is 0)");
+        if (ps_auth_load(o->ps_auth, &p->auth, msg, sizeof msg) != 0) bad_start(rank, started, msg);
+    }
 
     /* servers bind an ephemeral endpoint; everyone learns all of them */
     long jobid = (long)getpid();
@@ -239,8 +258,10 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
             .index = rank, .nservers = S, .nworkers = size - S, .total = count, .sync = o->sync,
             .staleness = o->staleness, .peer_timeout = timeout, .optim = ex->optim,
             .worker_rank_base = S, .quiet = o->quiet, .on_fatal = abort_job,
+            .stall_warn = o->stall_warn, .auth = o->ps_auth[0] ? &p->auth : NULL,
         };
         p->server = ps_server_create(p->zctx, &c, want, mine, sizeof mine);
+        write_endpoint(rank, mine);
     }
     char *all = xcalloc((size_t)size, EP_LEN);
     mpiCheck(MPI_Allgather(mine, EP_LEN, MPI_CHAR, all, EP_LEN, MPI_CHAR, MPI_COMM_WORLD));
@@ -251,6 +272,7 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
             .rank = ex->rank, .nworkers = ex->world_size, .nservers = S, .total = count,
             .state_per_param = optim_state_per_param(&ex->optim), .fp16 = o->fp16,
             .peer_timeout = timeout, .mpi_rank = rank, .server_rank_base = 0, .on_fatal = abort_job,
+            .auth = o->ps_auth[0] ? &p->auth : NULL,
         };
         p->worker = ps_worker_create(p->zctx, &c, eps);
         free(eps);

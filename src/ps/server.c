@@ -18,6 +18,7 @@
  * (a push must cover the whole key range, anything else is rejected), server replication. */
 #include "server.h"
 #include "wire.h"
+#include "auth.h"
 #include "zcheck.h"
 #include "../common/timer.h"
 #include <errno.h>
@@ -68,6 +69,14 @@ struct ps_server {
     uint64_t hist[PS_HIST], stale_n, stale_max, clock_gap;
     double stale_sum;
     int fatal;
+    /* --stall-warn: when each worker last pushed, when the current bsp round began, who was named */
+    double *last_push, round_t0;
+    uint8_t *stall_named;
+    uint64_t stalls;
+    /* --ps-auth: ZAP handler (REP) and handshake monitor (PAIR), polled by the server loop */
+    void *zap, *mon;
+    uint8_t client_key[32];
+    uint64_t auth_refused;
 };
 
 static void on_release(void *data, void *hint) {
@@ -125,12 +134,38 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     atomic_init(&s->inflight, 0);
     double now = timer_now();
     for (int w = 0; w < N; w++) s->last_heard[w] = now;
+    s->last_push = xcalloc(N, sizeof(double));
+    for (int w = 0; w < N; w++) s->last_push[w] = now;
+    s->stall_named = xcalloc(N, 1);
 
     zmqCheckPtr(s->sock, zmq_socket(zctx, ZMQ_ROUTER));
     int hwm = 0, linger = 2000;
     zmqCheck(zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm));
     zmqCheck(zmq_setsockopt(s->sock, ZMQ_RCVHWM, &hwm, sizeof hwm));
     zmqCheck(zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger));
+    /* hostile input: no frame may exceed the largest legitimate one (STATE_SET: params + optimizer
+     * state of this shard), or a peer could make the server buffer gigabytes; ZeroMQ drops the
+     * connection of a peer that tries */
+    int64_t maxmsg = (int64_t)(s->len * (1 + s->spp) * sizeof(float)) + 4096;
+    zmqCheck(zmq_setsockopt(s->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg));
+    if (c->auth) {
+        /* CURVE: the ZAP handler must be bound in this context before the socket binds, or
+         * libzmq skips authentication; it is served by the poll loop (ps_server_run) */
+        if (!ps_auth_available()) die_at(NULL, 0, 2, "--ps-auth: this libzmq has no CURVE support");
+        if (!zmq_z85_decode(s->client_key, c->auth->client_public)) die("ps server %d: bad client public key", c->index);
+        zmqCheckPtr(s->zap, zmq_socket(zctx, ZMQ_REP));
+        if (zmq_bind(s->zap, "inproc://zeromq.zap.01") != 0)
+            die("ps server %d: cannot bind the ZAP handler: %s (one authenticated server per process)", c->index, zmq_strerror(zmq_errno()));
+        int on = 1;
+        zmqCheck(zmq_setsockopt(s->sock, ZMQ_CURVE_SERVER, &on, sizeof on));
+        zmqCheck(zmq_setsockopt(s->sock, ZMQ_CURVE_SECRETKEY, c->auth->server_secret, 41));
+        char mon_ep[64];
+        snprintf(mon_ep, sizeof mon_ep, "inproc://psring-monitor-%d", c->index);
+        zmqCheck(zmq_socket_monitor(s->sock, mon_ep, ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                                    ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH));
+        zmqCheckPtr(s->mon, zmq_socket(zctx, ZMQ_PAIR));
+        zmqCheck(zmq_connect(s->mon, mon_ep));
+    }
     if (zmq_bind(s->sock, endpoint) != 0)
         die("ps server %d: cannot bind %s: %s", c->index, endpoint, zmq_strerror(zmq_errno()));
     size_t n = boundlen;
@@ -201,7 +236,10 @@ void ps_server_free(ps_server_t *s) {
     if (!s) return;
     if (s->have_held) zmqCheck(zmq_msg_close(&s->held));
     if (s->sock) zmqCheck(zmq_close(s->sock));
+    if (s->zap) zmqCheck(zmq_close(s->zap));
+    if (s->mon) zmqCheck(zmq_close(s->mon));
     wait_inflight(s);
+    free(s->last_push); free(s->stall_named);
     free(s->params); free(s->state); free(s->acc); free(s->half);
     free(s->last_heard); free(s->clock); free(s->pend_pull);
     free(s->lost); free(s->done); free(s->bye); free(s->pushed); free(s->f16);
@@ -210,6 +248,7 @@ void ps_server_free(ps_server_t *s) {
 }
 
 uint64_t ps_server_rejected(const ps_server_t *s) { return s->rejected; }
+uint64_t ps_server_auth_refused(const ps_server_t *s) { return s->auth_refused; }
 
 const float *ps_server_params(const ps_server_t *s, size_t *lo, size_t *len) {
     if (lo) *lo = s->lo;
@@ -417,6 +456,13 @@ static void apply_bsp(ps_server_t *s) {
 
 static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *payload) {
     const void *p = zmq_msg_data(payload);
+    s->last_push[w] = timer_now();
+    if (s->stall_named[w]) {
+        s->stall_named[w] = 0;
+        if (s->c.index == 0)
+            fprintf(stderr, "psring: ps server 0: worker rank %d (mpi rank %d) pushed again\n", w, s->c.worker_rank_base + w);
+    }
+    if (s->c.sync == SYNC_BSP && s->npushed == 0) s->round_t0 = s->last_push[w];
     int half = h->dtype == PS_DTYPE_F16;
     s->f16[w] = (uint8_t)half;
     if (s->c.sync == SYNC_BSP) {
@@ -600,6 +646,87 @@ static int recv_one(ps_server_t *s) {
     return 1;
 }
 
+/* --stall-warn (server 0 only, as Horovod's coordinator): bsp names the workers still missing
+ * from a round that others entered stall_warn seconds ago; async/ssp names a worker that is
+ * behind the fastest and has not pushed for stall_warn seconds. Each stall is named once; the
+ * job goes on (a dead worker is --peer-timeout's business). */
+static void check_stalls(ps_server_t *s, double now) {
+    if (s->c.stall_warn <= 0 || s->c.index != 0) return;
+    uint64_t maxc = 0;
+    for (int w = 0; w < s->c.nworkers; w++) if (worker_live(s, w) && s->clock[w] > maxc) maxc = s->clock[w];
+    for (int w = 0; w < s->c.nworkers; w++) {
+        if (!worker_live(s, w) || s->done[w] || s->stall_named[w]) continue;
+        double quiet;
+        if (s->c.sync == SYNC_BSP) {
+            if (s->npushed == 0 || s->pushed[w]) continue;
+            quiet = now - s->round_t0;
+        } else {
+            if (s->clock[w] >= maxc) continue;
+            quiet = now - s->last_push[w];
+        }
+        if (quiet < s->c.stall_warn) continue;
+        s->stall_named[w] = 1;
+        s->stalls++;
+        fprintf(stderr, "psring: ps server 0: stall: worker rank %d (mpi rank %d) has not pushed for %.1f s "
+                "(its clock %llu, others up to %llu); still waiting (--stall-warn %.3g)\n", w,
+                s->c.worker_rank_base + w, quiet, (unsigned long long)s->clock[w],
+                (unsigned long long)(s->c.sync == SYNC_BSP ? s->round + 1 : maxc), s->c.stall_warn);
+    }
+}
+
+/* ZAP (RFC 27): one request per CURVE handshake; accept exactly the keyfile's client key */
+static void serve_zap(ps_server_t *s) {
+    char f[7][256];
+    size_t len[7];
+    int n = 0, more = 1;
+    while (more) {
+        zmq_msg_t m;
+        zmqCheck(zmq_msg_init(&m));
+        if (zmq_msg_recv(&m, s->zap, ZMQ_DONTWAIT) == -1) { zmq_msg_close(&m); if (n == 0) return; continue; }
+        if (n < 7) {
+            len[n] = zmq_msg_size(&m) < sizeof f[0] ? zmq_msg_size(&m) : sizeof f[0] - 1;
+            memcpy(f[n], zmq_msg_data(&m), len[n]);
+            f[n][len[n]] = 0;
+        }
+        n++;
+        more = zmq_msg_more(&m);
+        zmqCheck(zmq_msg_close(&m));
+    }
+    /* version, request id, domain, address, identity, mechanism, credentials (the client key) */
+    int ok = n >= 7 && !strcmp(f[5], "CURVE") && len[6] == 32 && memcmp(f[6], s->client_key, 32) == 0;
+    const char *status = ok ? "200" : "400";
+    zmqCheck(zmq_send(s->zap, "1.0", 3, ZMQ_SNDMORE));
+    zmqCheck(zmq_send(s->zap, n > 1 ? f[1] : "", n > 1 ? len[1] : 0, ZMQ_SNDMORE));
+    zmqCheck(zmq_send(s->zap, status, 3, ZMQ_SNDMORE));
+    zmqCheck(zmq_send(s->zap, ok ? "OK" : "unknown client key", ok ? 2 : 18, ZMQ_SNDMORE));
+    zmqCheck(zmq_send(s->zap, "", 0, ZMQ_SNDMORE));
+    zmqCheck(zmq_send(s->zap, "", 0, 0));
+    if (!ok && s->auth_refused < 3)
+        fprintf(stderr, "psring: ps server %d: refused a CURVE client from %s: its key is not the --ps-auth keyfile's\n",
+                s->c.index, n > 3 ? f[3] : "?");
+}
+
+/* handshake failures reported by the socket monitor: peers without the key never get further */
+static void read_monitor(ps_server_t *s) {
+    for (;;) {
+        zmq_msg_t ev, addr;
+        zmqCheck(zmq_msg_init(&ev));
+        if (zmq_msg_recv(&ev, s->mon, ZMQ_DONTWAIT) == -1) { zmq_msg_close(&ev); return; }
+        zmqCheck(zmq_msg_init(&addr));
+        if (zmq_msg_more(&ev)) zmqCheck(zmq_msg_recv(&addr, s->mon, 0));
+        uint16_t event = 0;
+        if (zmq_msg_size(&ev) >= 2) memcpy(&event, zmq_msg_data(&ev), 2);
+        s->auth_refused++;
+        if (s->auth_refused <= 3)
+            fprintf(stderr, "psring: ps server %d: refused a peer on %.*s: %s handshake failed (no or wrong --ps-auth key)%s\n",
+                    s->c.index, (int)zmq_msg_size(&addr), (const char *)zmq_msg_data(&addr),
+                    event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? "CURVE authentication" : "CURVE",
+                    s->auth_refused == 3 ? "; further refusals are only counted" : "");
+        zmqCheck(zmq_msg_close(&ev));
+        zmqCheck(zmq_msg_close(&addr));
+    }
+}
+
 static int check_peers(ps_server_t *s) {
     double now = timer_now();
     for (int w = 0; w < s->c.nworkers; w++) {
@@ -637,11 +764,13 @@ int ps_server_run(ps_server_t *s) {
         int all_gone = 1;
         for (int w = 0; w < s->c.nworkers; w++) if (worker_live(s, w)) all_gone = 0;
         if (all_gone) break;
-        zmq_pollitem_t it = { s->sock, 0, ZMQ_POLLIN, 0 };
-        int rc = zmq_poll(&it, 1, slice_ms);
+        zmq_pollitem_t it[3] = { { s->sock, 0, ZMQ_POLLIN, 0 }, { s->zap, 0, ZMQ_POLLIN, 0 }, { s->mon, 0, ZMQ_POLLIN, 0 } };
+        int rc = zmq_poll(it, s->zap ? 3 : 1, slice_ms);
         if (rc == -1 && zmq_errno() != EINTR) die("ps server %d: zmq_poll: %s", s->c.index, zmq_strerror(zmq_errno()));
-        if (rc > 0)
+        if (rc > 0 && (it[0].revents & ZMQ_POLLIN))
             for (int k = 0; k < 256 && recv_one(s); k++) {}
+        if (rc > 0 && s->zap && (it[1].revents & ZMQ_POLLIN)) serve_zap(s);
+        if (rc > 0 && s->zap && (it[2].revents & ZMQ_POLLIN)) read_monitor(s);
         double now = timer_now();
         if (now - last_hb >= hb_ivl) {
             for (int w = 0; w < s->c.nworkers; w++)
@@ -650,6 +779,7 @@ int ps_server_run(ps_server_t *s) {
         }
         if (now - last_check >= 0.05) {
             last_check = now;
+            check_stalls(s, now);
             if (check_peers(s)) return -1;
         }
     }
@@ -672,5 +802,10 @@ void ps_server_print_report(const ps_server_t *s, FILE *f) {
     }
     for (int w = 0; w < s->c.nworkers; w++)
         if (s->lost[w]) fprintf(f, "ps server %d: lost worker rank %d (mpi rank %d)\n", s->c.index, w, s->c.worker_rank_base + w);
+    if (s->c.auth)
+        fprintf(f, "ps server %d: auth=curve refused=%llu (handshakes without the --ps-auth key)\n", s->c.index,
+                (unsigned long long)s->auth_refused);
+    if (s->c.stall_warn > 0 && s->c.index == 0)
+        fprintf(f, "ps server 0: stalls named=%llu (--stall-warn %.3g s)\n", (unsigned long long)s->stalls, s->c.stall_warn);
     fflush(f);
 }

@@ -21,6 +21,8 @@ typedef struct {
     int worker_rank_base;        /* mpi rank of worker 0, for messages */
     int quiet;                   /* 1: no report lines (tests) */
     void (*on_fatal)(const char *line); /* called with the message on a fatal peer failure; NULL: exit(1) */
+    double stall_warn;           /* > 0: warn (index 0 only) when a worker lags without pushing this long */
+    const struct ps_auth_keys_s *auth; /* non-NULL: CURVE server, only the keyfile's client key gets in */
 } ps_server_config_t;
 
 /* Staleness histogram buckets: 0..PS_HIST-2 exact, last bucket ">=". */
@@ -52,6 +54,8 @@ void ps_server_report(const ps_server_t *s, double *out);
 /* Prints the staleness histogram and the lost/rejected lines (server 0 calls it at the end). */
 void ps_server_print_report(const ps_server_t *s, FILE *f);
 uint64_t ps_server_rejected(const ps_server_t *s);
+/* handshakes that failed (no key, wrong key: refused before any message reached the server) */
+uint64_t ps_server_auth_refused(const ps_server_t *s);
 const float *ps_server_params(const ps_server_t *s, size_t *lo, size_t *len);
 void ps_server_free(ps_server_t *s);
 

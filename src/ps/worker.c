@@ -4,6 +4,7 @@
  * for peer_timeout seconds. Deliberately not here: retries (a lost server is fatal). */
 #include "worker.h"
 #include "wire.h"
+#include "auth.h"
 #include "zcheck.h"
 #include "../common/timer.h"
 #include <errno.h>
@@ -67,6 +68,14 @@ static ps_header_t worker_header(ps_worker_t *w, int s, int type, int dtype, uin
     return ps_header_make(type, w->c.rank, (uint32_t)s, dtype, count);
 }
 
+/* --ps-auth: CURVE client keys; set before connect so the handshake uses them */
+static void set_curve(void *sock, const ps_auth_keys_t *k) {
+    if (!k) return;
+    zmqCheck(zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, k->server_public, 41));
+    zmqCheck(zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, k->client_public, 41));
+    zmqCheck(zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, k->client_secret, 41));
+}
+
 /* the heartbeat thread: its own sockets (ZeroMQ sockets are not thread-safe) */
 static void *hb_main(void *arg) {
     ps_worker_t *w = arg;
@@ -77,6 +86,7 @@ static void *hb_main(void *arg) {
         int linger = 0;
         zmqCheck(zmq_setsockopt(hs[s], ZMQ_LINGER, &linger, sizeof linger));
         set_identity(hs[s], 'H', w->c.rank);
+        set_curve(hs[s], w->c.auth);
         zmqCheck(zmq_connect(hs[s], w->endpoints[s]));
     }
     double ivl = w->c.peer_timeout / 5;
@@ -129,6 +139,7 @@ ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *con
         zmqCheck(zmq_setsockopt(w->sock[s], ZMQ_RCVHWM, &hwm, sizeof hwm));
         zmqCheck(zmq_setsockopt(w->sock[s], ZMQ_LINGER, &linger, sizeof linger));
         set_identity(w->sock[s], 'D', c->rank);
+        set_curve(w->sock[s], c->auth);
         if (zmq_connect(w->sock[s], endpoints[s]) != 0)
             die("ps worker %d: cannot connect to server %d at %s: %s", c->rank, s, endpoints[s],
                 zmq_strerror(zmq_errno()));

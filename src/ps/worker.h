@@ -18,6 +18,7 @@ typedef struct {
     int mpi_rank;              /* this process, for messages */
     int server_rank_base;      /* mpi rank of server 0, for messages */
     void (*on_fatal)(const char *line); /* NULL: print and exit(1) */
+    const struct ps_auth_keys_s *auth; /* non-NULL: CURVE client with the keyfile's keys (auth.h) */
 } ps_worker_config_t;
 
 ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *const *endpoints);

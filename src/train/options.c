@@ -17,7 +17,7 @@ enum {
     OPT_DUMP_PARAMS, OPT_SCALING, OPT_LR_SCALE, OPT_WARMUP, OPT_ACCUMULATE, OPT_FP16,
     OPT_ALLREDUCE, OPT_OVERLAP, OPT_BUCKET_MB, OPT_CHUNK_KB, OPT_SERVERS, OPT_SYNC,
     OPT_STALENESS, OPT_TRANSPORT, OPT_BIND, OPT_PEER_TIMEOUT, OPT_SLOW_RANK, OPT_SLOW_MS,
-    OPT_TIMELINE,
+    OPT_TIMELINE, OPT_STALL_WARN, OPT_PS_AUTH,
 };
 
 static const struct option long_opts[] = {
@@ -61,6 +61,8 @@ static const struct option long_opts[] = {
     {"slow-rank", required_argument, 0, OPT_SLOW_RANK},
     {"slow-ms", required_argument, 0, OPT_SLOW_MS},
     {"timeline", required_argument, 0, OPT_TIMELINE},
+    {"stall-warn", required_argument, 0, OPT_STALL_WARN},
+    {"ps-auth", required_argument, 0, OPT_PS_AUTH},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -107,6 +109,7 @@ void options_usage(FILE *f) {
 "                             name picks each server host's own address there (default 127.0.0.1)\n"
 "  --peer-timeout SEC         a silent peer is declared dead after SEC seconds (default 10)\n"
 "  --fp16                     gradients and parameters travel as IEEE half\n"
+"  --ps-auth KEYFILE          CurveZMQ: servers accept only workers holding KEYFILE (psring keygen)\n"
 "Output\n"
 "  --csv FILE                 append one row of results (header written once)\n"
 "  --checkpoint FILE          write training state here (atomically) at the end\n"
@@ -117,6 +120,7 @@ void options_usage(FILE *f) {
 "  --dump-params FILE         write the final parameters as raw float32\n"
 "  --quiet                    only errors and the final summary\n"
 "  --timeline FILE            Chrome-trace JSON of every process's phases (Perfetto, chrome://tracing)\n"
+"  --stall-warn SEC           name a rank that makes no progress for SEC s (ring: rank 0, ps: server 0)\n"
 "Testing\n"
 "  --slow-rank R --slow-ms M  worker R sleeps M ms per step (stragglers, SSP tests)\n"
 "  -h, --help                 this text\n", f);
@@ -330,6 +334,12 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         case OPT_SLOW_MS:
             if (parse_long(optarg, 0, 600000, &v)) FAIL("--slow-ms must be an integer in 0..600000: got '%s'", optarg);
             o->slow_ms = (int)v; break;
+        case OPT_STALL_WARN:
+            if (parse_float(optarg, 0.01, 86400, &o->stall_warn)) FAIL("--stall-warn must be a number of seconds in [0.01, 86400]: got '%s'", optarg);
+            break;
+        case OPT_PS_AUTH:
+            if (!optarg[0] || copy_str(o->ps_auth, sizeof o->ps_auth, optarg)) FAIL("--ps-auth needs a keyfile path (psring keygen FILE makes one)");
+            break;
         case 'h':
             options_usage(stdout);
             return 1;
@@ -357,6 +367,12 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         FAIL("--resume %s: no such file", o->resume);
     if (o->slow_ms > 0 && o->slow_rank < 0)
         FAIL("--slow-ms needs --slow-rank");
+    if (o->ps_auth[0] && o->topology != TOPO_PS)
+        FAIL("--ps-auth applies to --topology ps only");
+    if (o->ps_auth[0] && stat(o->ps_auth, &st) != 0)
+        FAIL("--ps-auth %s: no such file (make one with: psring keygen %s)", o->ps_auth, o->ps_auth);
+    if (o->stall_warn > 0 && o->overlap)
+        FAIL("--stall-warn does not combine with --overlap (the check runs on the main thread's MPI calls)");
     return 0;
 }
 
@@ -372,7 +388,8 @@ uint64_t options_fingerprint(const options_t *o) {
     int ints[] = {o->topology, o->batch, o->epochs, o->train_limit, o->test_limit, o->drop_last,
                   o->scaling, o->lr_scale_linear, o->accumulate, o->fp16, o->allreduce, o->overlap,
                   o->chunk_kb, o->servers, o->sync, o->staleness, o->nsizes, o->log_every,
-                  o->loss_log[0] != 0};   /* the last two decide which steps run a collective */
+                  o->loss_log[0] != 0,    /* the last two decide which steps run a collective */
+                  o->ps_auth[0] != 0};    /* CURVE on one side only would end in a handshake stall */
     h = fnv(h, ints, sizeof ints);
     h = fnv(h, o->sizes, sizeof(int) * (size_t)o->nsizes);
     float fl[] = {o->lr, o->momentum, o->weight_decay, o->warmup_epochs, o->bucket_mb};

@@ -58,6 +58,8 @@ typedef struct {
     int slow_rank;           /* testing: this worker rank sleeps slow_ms per step (-1 off) */
     int slow_ms;
     char timeline[1024];     /* Chrome-trace JSON of every process's phases (timeline.h), "" = off */
+    float stall_warn;        /* seconds without progress before a rank is named as stalled, 0 = off */
+    char ps_auth[1024];      /* CurveZMQ keyfile (psring keygen) for the PS, "" = no authentication */
 } options_t;
 
 /* Returns 0 ok, 1 when --help was printed, 2 on bad input (the message is in err). */

@@ -1,0 +1,86 @@
+/* auth.c: CurveZMQ keyfiles (see auth.h). The format is four "name Z85KEY" lines after a
+ * comment; the reader insists on all four, each exactly 40 valid Z85 characters, and on a file
+ * nobody but its owner can read. It does not talk to sockets: server.c and worker.c set the keys. */
+#include "auth.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+int ps_auth_available(void) { return zmq_has("curve") != 0; }
+
+int ps_auth_generate(const char *path, int force, char *err, size_t errlen) {
+    ps_auth_keys_t k;
+    if (!ps_auth_available()) { snprintf(err, errlen, "this libzmq has no CURVE support (zmq_has(\"curve\") is 0)"); return -1; }
+    if (zmq_curve_keypair(k.server_public, k.server_secret) != 0 ||
+        zmq_curve_keypair(k.client_public, k.client_secret) != 0) {
+        snprintf(err, errlen, "zmq_curve_keypair: %s", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | (force ? O_TRUNC : O_EXCL), 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s%s", path, strerror(errno), errno == EEXIST ? " (use --force to replace it)" : "");
+        return -1;
+    }
+    if (fchmod(fd, 0600) != 0) { snprintf(err, errlen, "%s: chmod 600: %s", path, strerror(errno)); close(fd); return -1; }
+    char buf[512];
+    int n = snprintf(buf, sizeof buf,
+                     "# psring CurveZMQ keys (psring keygen). Whoever holds this file can join the parameter server:\n"
+                     "# copy it only to the hosts of the job, mode 0600.\n"
+                     "server-public %s\nserver-secret %s\nclient-public %s\nclient-secret %s\n",
+                     k.server_public, k.server_secret, k.client_public, k.client_secret);
+    if (write(fd, buf, (size_t)n) != n || fsync(fd) != 0 || close(fd) != 0) {
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
+
+static int z85_ok(const char *s) {
+    static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+    if (strlen(s) != 40) return 0;
+    for (int i = 0; i < 40; i++) if (!strchr(alphabet, s[i])) return 0;
+    return 1;
+}
+
+int ps_auth_load(const char *path, ps_auth_keys_t *k, char *err, size_t errlen) {
+    memset(k, 0, sizeof *k);
+    FILE *f = fopen(path, "r");
+    if (!f) { snprintf(err, errlen, "--ps-auth %s: %s", path, strerror(errno)); return -1; }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "--ps-auth %s: not a regular file", path);
+        fclose(f);
+        return -1;
+    }
+    if (st.st_mode & 077) {
+        snprintf(err, errlen, "--ps-auth %s: readable by others (mode %03o); chmod 600 it", path, (unsigned)(st.st_mode & 0777));
+        fclose(f);
+        return -1;
+    }
+    char line[256], name[64], val[128];
+    char *slot[4] = { k->server_public, k->server_secret, k->client_public, k->client_secret };
+    const char *names[4] = { "server-public", "server-secret", "client-public", "client-secret" };
+    int lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (line[0] == '#' || line[0] == '\n') continue;
+        int i;
+        if (sscanf(line, "%63s %127s", name, val) != 2) goto bad;
+        for (i = 0; i < 4 && strcmp(name, names[i]) != 0; i++) {}
+        if (i == 4 || !z85_ok(val)) goto bad;
+        strcpy(slot[i], val);
+    }
+    fclose(f);
+    for (int i = 0; i < 4; i++)
+        if (!slot[i][0]) { snprintf(err, errlen, "--ps-auth %s: no %s line (make the file with psring keygen)", path, names[i]); return -1; }
+    return 0;
+bad:
+    snprintf(err, errlen, "--ps-auth %s: line %d is not 'NAME KEY' with a 40-character Z85 key", path, lineno);
+    fclose(f);
+    return -1;
+}
