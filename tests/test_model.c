@@ -525,12 +525,44 @@ START_TEST(optim_bit_identical_to_scalar) {
 }
 END_TEST
 
+/* optim_step_clear_grads: params and state bit for bit as optim_step (table of counts around the
+ * vector widths, with and without decay/momentum), grads zero in [0, count) and untouched past it */
+static const struct { int n; float mu, wd; } clear_cases[] = {
+    {0, 0.9f, 0.0f}, {1, 0.9f, 0.0f}, {7, 0.0f, 0.0f}, {8, 0.9f, 1e-4f}, {9, 0.5f, 0.01f},
+    {31, 0.9f, 0.0f}, {1003, 0.9f, 1e-4f},
+};
+
+START_TEST(optim_clear_grads_matches_step) {
+    const int N = clear_cases[_i].n;
+    optim_config_t c = {.lr = 0.05f, .momentum = clear_cases[_i].mu, .weight_decay = clear_cases[_i].wd};
+    static float p[1003 + 2], g[1003 + 2], v[1003 + 2], rp[1003 + 2], rv[1003 + 2], g2[1003 + 2];
+    rng_t r;
+    rng_init(&r, 91, (uint64_t)_i);
+    fill_random(p, N + 2, &r, 1.0f);
+    fill_random(v, N + 2, &r, 0.1f);
+    memcpy(rp, p, sizeof p);
+    memcpy(rv, v, sizeof v);
+    for (int s = 0; s < 3; s++) {
+        fill_random(g, N + 2, &r, 0.01f);
+        memcpy(g2, g, sizeof g);
+        optim_step(&c, rp, g, rv, (size_t)N, 0.05f);
+        optim_step_clear_grads(&c, p, g2, v, (size_t)N, 0.05f);
+        ck_assert_mem_eq(p, rp, sizeof p);
+        ck_assert_mem_eq(v, rv, sizeof v);
+        for (int i = 0; i < N; i++) ck_assert_msg(g2[i] == 0.0f && !signbit(g2[i]), "n %d: grad %d = %g", N, i, (double)g2[i]);
+        ck_assert(g2[N] == g[N] && g2[N + 1] == g[N + 1]);   /* nothing past count */
+        if (N > 0) ck_assert(g[0] != 0.0f);   /* the fixture had something to clear */
+    }
+}
+END_TEST
+
 Suite *suite_optim(void) {
     Suite *s = suite_create("optim");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, optim_sgd_three_steps);
     tcase_add_test(tc, optim_plain_sgd_and_count);
     tcase_add_test(tc, optim_bit_identical_to_scalar);
+    tcase_add_loop_test(tc, optim_clear_grads_matches_step, 0, (int)(sizeof clear_cases / sizeof *clear_cases));
     suite_add_tcase(s, tc);
     return s;
 }

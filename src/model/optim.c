@@ -25,19 +25,39 @@ size_t optim_state_per_param(const optim_config_t *c) {
 #define OPTIM_CLONES
 #endif
 
+/* one element of the update; both loops below inline it, so they round identically */
+static inline __attribute__((always_inline)) void sgd_one(float *restrict p, float g, float *restrict v,
+                                                          float mu, float wd, float lr) {
+    /* d = g + wd*p; v = mu*v + d; p -= lr*v   (v starts at 0, so step 1 gives v = d) */
+    float d = g + wd * *p;
+    float vi = mu * *v + d;
+    *v = vi;
+    *p -= lr * vi;
+}
+
 OPTIM_CLONES
 static void sgd_momentum(float *restrict p, const float *restrict g, float *restrict v, size_t count,
                          float mu, float wd, float lr) {
-    /* d = g + wd*p; v = mu*v + d; p -= lr*v   (v starts at 0, so step 1 gives v = d) */
+    for (size_t i = 0; i < count; i++) sgd_one(&p[i], g[i], &v[i], mu, wd, lr);
+}
+
+/* the same, and the gradient zeroed while its cache line is at hand: a separate clearing pass
+ * over the 0.8 MB of gradients (MLP 784-256-10) costs 7 us, in this loop it is nearly free */
+OPTIM_CLONES
+static void sgd_momentum_clear(float *restrict p, float *restrict g, float *restrict v, size_t count,
+                               float mu, float wd, float lr) {
     for (size_t i = 0; i < count; i++) {
-        float d = g[i] + wd * p[i];
-        float vi = mu * v[i] + d;
-        v[i] = vi;
-        p[i] -= lr * vi;
+        sgd_one(&p[i], g[i], &v[i], mu, wd, lr);
+        g[i] = 0.0f;
     }
 }
 
 void optim_step(const optim_config_t *c, float *params, const float *grads, float *state,
                 size_t count, float lr) {
     sgd_momentum(params, grads, state, count, c->momentum, c->weight_decay, lr);
+}
+
+void optim_step_clear_grads(const optim_config_t *c, float *params, float *grads, float *state,
+                            size_t count, float lr) {
+    sgd_momentum_clear(params, grads, state, count, c->momentum, c->weight_decay, lr);
 }

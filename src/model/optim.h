@@ -19,5 +19,10 @@ size_t optim_state_per_param(const optim_config_t *c);
  * count-length blocks. lr is this step's learning rate. */
 void optim_step(const optim_config_t *c, float *params, const float *grads, float *state,
                 size_t count, float lr);
+/* optim_step, and grads[0, count) set to 0 in the same pass, for a caller whose gradient buffer is
+ * the model's accumulator: saves the separate clearing pass before the next backward. params and
+ * state come out bit for bit as from optim_step. */
+void optim_step_clear_grads(const optim_config_t *c, float *params, float *grads, float *state,
+                            size_t count, float lr);
 
 #endif

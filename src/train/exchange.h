@@ -73,6 +73,8 @@ struct exchange {
     optim_config_t optim;
     exchange_stats_t stats;
     void *impl;        /* the topology's own state */
+    int step_clears_grads; /* 1: step() returns with grads all zero (local: cleared inside the
+                            * optimizer's pass), so the trainer skips its own clearing pass */
 };
 
 /* Builds the exchange for o->topology (starting MPI where the topology needs it), for a model

@@ -13,7 +13,8 @@ static int local_sync_params(exchange_t *ex, float *params, size_t count) { retu
 static int local_step(exchange_t *ex, float *params, float *grads, size_t count, float lr) {
     local_t *l = ex->impl;
     double t0 = timer_now();
-    optim_step(&ex->optim, params, grads, l->state, count, lr);
+    /* grads is the model's accumulator: cleared in the optimizer's pass (step_clears_grads) */
+    optim_step_clear_grads(&ex->optim, params, grads, l->state, count, lr);
     ex->stats.optimizer_s += timer_now() - t0;
     ex->stats.steps++;
     return 0;
@@ -69,6 +70,7 @@ exchange_t *exchange_local_create(const options_t *o, size_t count) {
     ex->process_count = 1;
     ex->optim = (optim_config_t){o->lr, o->momentum, o->weight_decay};
     ex->stats.staleness_mean = -1;
+    ex->step_clears_grads = 1;
     l->count = count;
     l->state = xcalloc(count * optim_state_per_param(&ex->optim), sizeof(float));
     ex->impl = l;

@@ -224,7 +224,7 @@ int main(int argc, char **argv) {
             double ts = timer_now();
             if (ex->ops->step(ex, m.params, m.grads, nparams, lr) != 0) die("exchange step %ld failed", step);
             timeline_event("exchange", ts, timer_now());
-            mlp_zero_grad(&m);
+            if (!ex->step_clears_grads) mlp_zero_grad(&m);   /* local clears them in the optimizer's pass */
             step++;
             ep_steps++;
             pt.train_total += timer_now() - t0;
