@@ -63,4 +63,4 @@ tests_ps_attack_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS)
 tests_ps_attack_LDADD = src/ps/libps.a src/common/libcommon.a $(ZMQ_LIBS) -lm
 REL_TESTS = tests/ps_hostile.sh tests/ps_auth.sh tests/fault_kill.sh tests/fault_disk.sh tests/fault_stall.sh
 TESTS += $(REL_TESTS)
-EXTRA_DIST += $(REL_TESTS)
+EXTRA_DIST += $(REL_TESTS) docs/reliability.md
