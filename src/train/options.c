@@ -389,7 +389,8 @@ uint64_t options_fingerprint(const options_t *o) {
                   o->scaling, o->lr_scale_linear, o->accumulate, o->fp16, o->allreduce, o->overlap,
                   o->chunk_kb, o->servers, o->sync, o->staleness, o->nsizes, o->log_every,
                   o->loss_log[0] != 0,    /* the last two decide which steps run a collective */
-                  o->ps_auth[0] != 0};    /* CURVE on one side only would end in a handshake stall */
+                  o->ps_auth[0] != 0,     /* CURVE on one side only would end in a handshake stall */
+                  o->stall_warn > 0};     /* ring: rank 0 would wait for arrival reports never sent */
     h = fnv(h, ints, sizeof ints);
     h = fnv(h, o->sizes, sizeof(int) * (size_t)o->nsizes);
     float fl[] = {o->lr, o->momentum, o->weight_decay, o->warmup_epochs, o->bucket_mb};
