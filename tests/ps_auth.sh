@@ -45,4 +45,8 @@ $MPIRUN $MPIRUN_FLAGS -np 2 "$TRAIN" "${C[@]}" --ps-auth "$SCRATCH/open" >"$SCRA
 printf 'server-public abc\n' >"$SCRATCH/bad"; chmod 600 "$SCRATCH/bad"
 $MPIRUN $MPIRUN_FLAGS -np 2 "$TRAIN" "${C[@]}" --ps-auth "$SCRATCH/bad" >"$SCRATCH/b.out" 2>&1; rc=$?
 (( rc != 0 )) && grep -q "40-character Z85" "$SCRATCH/b.out" || { cat "$SCRATCH/b.out"; fail "garbled keyfile accepted (rc $rc)"; }
+"$TRAIN" --topology local --ps-auth "$SCRATCH/key" --data "$DATA" >"$SCRATCH/l.out" 2>&1; rc=$?
+(( rc == 2 )) && grep -q "applies to --topology ps only" "$SCRATCH/l.out" || fail "--ps-auth with local: rc $rc"
+"$TRAIN" --topology ps --ps-auth "$SCRATCH/nokey" --data "$DATA" >"$SCRATCH/n.out" 2>&1; rc=$?
+(( rc == 2 )) && grep -q "psring keygen" "$SCRATCH/n.out" || fail "--ps-auth with a missing file: rc $rc"
 pass "--ps-auth: authenticated run matches, rogue clients refused, bad keyfiles rejected"
