@@ -237,6 +237,15 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
         bad_start(rank, started, msg);
     }
     if (strcmp(o->transport, "tcp") != 0 && strcmp(o->transport, "ipc") != 0) {
+    {   /* LARS: each server holds whole layers (optim_shard_range), so S <= weight/bias segments */
+        optim_config_t oc = options_optim_config(o);
+        size_t lo, len;
+        if (optim_shard_range(&oc, count, S, 0, &lo, &len) == -2) {
+            snprintf(msg, sizeof msg, "--optimizer lars on the PS puts whole layers on each server: --servers %d is more than "
+                     "the %d weight and bias tensors of --layers %s", S, oc.nseg, o->layers_spec);
+            bad_start(rank, started, msg);
+        }
+    }
         snprintf(msg, sizeof msg, "--transport must be tcp or ipc (got '%s')", o->transport);
         bad_start(rank, started, msg);
     }
@@ -250,9 +259,7 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
     ex->is_worker = rank >= S;
     ex->rank = ex->is_worker ? rank - S : -1;
     ex->world_size = size - S;
-    ex->optim.lr = o->lr;
-    ex->optim.momentum = o->momentum;
-    ex->optim.weight_decay = o->weight_decay;
+    ex->optim = options_optim_config(o);
     ex->stats.staleness_mean = -1;
     ex->stats.staleness_max = -1;
     MPI_Comm local;
@@ -304,7 +311,7 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
             .rank = ex->rank, .nworkers = ex->world_size, .nservers = S, .total = count,
             .state_per_param = optim_state_per_param(&ex->optim), .fp16 = o->fp16,
             .peer_timeout = timeout, .mpi_rank = rank, .server_rank_base = 0, .on_fatal = abort_job,
-            .auth = o->ps_auth[0] ? &p->auth : NULL,
+            .auth = o->ps_auth[0] ? &p->auth : NULL, .optim = &ex->optim,
         };
         p->worker = ps_worker_create(p->zctx, &c, eps);
         free(eps);

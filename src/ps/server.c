@@ -119,7 +119,9 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     s->c = *c;
     if (s->c.peer_timeout <= 0) s->c.peer_timeout = 10;
     int N = c->nworkers;
-    ps_shard_range(c->total, c->nservers, c->index, &s->lo, &s->len);
+    /* LARS needs whole weight matrices on one server (their norms); others split evenly */
+    if (optim_shard_range(&c->optim, c->total, c->nservers, c->index, &s->lo, &s->len) != 0)
+        ps_shard_range(c->total, c->nservers, c->index, &s->lo, &s->len);
     s->spp = optim_state_per_param(&c->optim);
     s->params = xcalloc(s->len, sizeof(float));
     s->state = xcalloc(s->len * s->spp, sizeof(float));
@@ -436,7 +438,7 @@ static void maybe_send_stats(ps_server_t *s) {
 static void apply_bsp(ps_server_t *s) {
     double t0 = timer_now();
     wait_inflight(s);
-    optim_step(&s->c.optim, s->params, s->acc, s->state, s->len, s->round_lr);
+    optim_step_at(&s->c.optim, s->params, s->acc, s->state, s->len, s->round_lr, s->lo);
     s->apply_s += timer_now() - t0;
     if (timeline_event) timeline_event("server-apply", t0, timer_now());
     s->updates++;
@@ -516,7 +518,7 @@ static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
     else memcpy(s->acc, p, s->len * 4);
     for (size_t i = 0; i < s->len; i++) s->acc[i] *= scale;
     record_staleness(s, h->clock);
-    optim_step(&s->c.optim, s->params, s->acc, s->state, s->len, h->lr);
+    optim_step_at(&s->c.optim, s->params, s->acc, s->state, s->len, h->lr, s->lo);
     s->apply_s += timer_now() - t0;
     if (timeline_event) timeline_event("server-apply", t0, timer_now());
     s->updates++;

@@ -132,7 +132,8 @@ ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *con
     for (int s = 0; s < S; s++) {
         w->endpoints[s] = strdup(endpoints[s]);
         if (!w->endpoints[s]) die("out of memory");
-        ps_shard_range(c->total, S, s, &w->lo[s], &w->len[s]);
+        if (!c->optim || optim_shard_range(c->optim, c->total, S, s, &w->lo[s], &w->len[s]) != 0)
+            ps_shard_range(c->total, S, s, &w->lo[s], &w->len[s]);
         zmqCheckPtr(w->sock[s], zmq_socket(zctx, ZMQ_DEALER));
         int hwm = 0, linger = 2000;
         zmqCheck(zmq_setsockopt(w->sock[s], ZMQ_SNDHWM, &hwm, sizeof hwm));

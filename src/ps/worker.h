@@ -6,6 +6,7 @@
 #define PSRING_PS_WORKER_H
 #include <stddef.h>
 #include <stdint.h>
+#include "../model/optim.h"
 
 typedef struct ps_worker ps_worker_t;
 
@@ -19,6 +20,7 @@ typedef struct {
     int server_rank_base;      /* mpi rank of server 0, for messages */
     void (*on_fatal)(const char *line); /* NULL: print and exit(1) */
     const struct ps_auth_keys_s *auth; /* non-NULL: CURVE client with the keyfile's keys (auth.h) */
+    const optim_config_t *optim; /* the servers' optimizer: LARS shards by layer (optim_shard_range); NULL: even */
 } ps_worker_config_t;
 
 ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *const *endpoints);

@@ -438,7 +438,7 @@ exchange_t *exchange_ring_create(const options_t *o, size_t count) {
     mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &x->comm));
     mpiCheck(MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN));
 
-    ex->optim = (optim_config_t){ o->lr, o->momentum, o->weight_decay };
+    ex->optim = options_optim_config(o);
     ex->stats.staleness_mean = -1;
     x->count = count;
     x->nstate = count * optim_state_per_param(&ex->optim);

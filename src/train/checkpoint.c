@@ -12,9 +12,10 @@
 #include <libgen.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#include "../model/optim.h"
 
 #define CKPT_MAGIC "PSRCKPT1"
-#define CKPT_VERSION 1u
+#define CKPT_VERSION 2u   /* 2 added the optimizer kind; version 1 files still load (sgd) */
 
 /* a growable byte buffer: the whole checkpoint is assembled in memory, CRC'd, then written once */
 typedef struct { unsigned char *p; size_t n, cap; } buf_t;
@@ -50,6 +51,7 @@ int checkpoint_save(const char *path, const checkpoint_header_t *h, const float 
     ok = ok && !buf_put(&b, &h->nparams, 8) && !buf_put(&b, &h->state_per_param, 4) &&
          !buf_put(&b, &h->step, 8) && !buf_put(&b, &h->epoch, 4) &&
          !buf_put(&b, &h->batch_in_epoch, 4) && !buf_put(&b, &h->seed, 8) &&
+         !buf_put(&b, &h->optimizer, 4) &&
          !buf_put(&b, params, h->nparams * sizeof(float)) &&
          !buf_put(&b, state, h->nparams * h->state_per_param * sizeof(float));
     uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
@@ -136,7 +138,7 @@ int checkpoint_load(const char *path, const checkpoint_header_t *expect, checkpo
     }
     uint32_t version, nsizes;
     TAKE(&version, 4);
-    if (version != CKPT_VERSION) {
+    if (version != CKPT_VERSION && version != 1u) {
         snprintf(err, errlen, "checkpoint %s: version %u, this psring reads version %u", path, version, CKPT_VERSION);
         goto fail;
     }
@@ -151,6 +153,8 @@ int checkpoint_load(const char *path, const checkpoint_header_t *expect, checkpo
     TAKE(&h->epoch, 4);
     TAKE(&h->batch_in_epoch, 4);
     TAKE(&h->seed, 8);
+    h->optimizer = 0;
+    if (version >= 2) TAKE(&h->optimizer, 4);
     int same = h->nsizes == expect->nsizes;
     for (int i = 0; same && i < h->nsizes; i++) same = h->sizes[i] == expect->sizes[i];
     if (!same) {
@@ -158,6 +162,11 @@ int checkpoint_load(const char *path, const checkpoint_header_t *expect, checkpo
         for (int i = 0; i < h->nsizes; i++) snprintf(got + strlen(got), sizeof got - strlen(got), "%s%d", i ? "," : "", h->sizes[i]);
         for (int i = 0; i < expect->nsizes; i++) snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d", i ? "," : "", expect->sizes[i]);
         snprintf(err, errlen, "checkpoint %s: model layers %s do not match --layers %s", path, got, want);
+        goto fail;
+    }
+    if (h->optimizer != expect->optimizer) {
+        snprintf(err, errlen, "checkpoint %s: written with --optimizer %s, this run uses %s", path,
+                 optim_kind_name((optim_kind_t)h->optimizer), optim_kind_name((optim_kind_t)expect->optimizer));
         goto fail;
     }
     if (h->nparams != expect->nparams || h->state_per_param != expect->state_per_param) {

@@ -68,7 +68,7 @@ exchange_t *exchange_local_create(const options_t *o, size_t count) {
     ex->is_worker = 1;
     ex->process_rank = 0;
     ex->process_count = 1;
-    ex->optim = (optim_config_t){o->lr, o->momentum, o->weight_decay};
+    ex->optim = options_optim_config(o);
     ex->stats.staleness_mean = -1;
     ex->step_clears_grads = 1;
     l->count = count;

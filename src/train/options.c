@@ -2,6 +2,7 @@
  * Every value is checked here, before any rank talks to another, so bad input costs one line and
  * exit code 2 on every rank instead of a hang later. It does not open files beyond checking that
  * --data is a directory. */
+#include "config.h"
 #include "options.h"
 #include <getopt.h>
 #include <string.h>
@@ -17,7 +18,9 @@ enum {
     OPT_DUMP_PARAMS, OPT_SCALING, OPT_LR_SCALE, OPT_WARMUP, OPT_ACCUMULATE, OPT_FP16,
     OPT_ALLREDUCE, OPT_OVERLAP, OPT_BUCKET_MB, OPT_CHUNK_KB, OPT_SERVERS, OPT_SYNC,
     OPT_STALENESS, OPT_TRANSPORT, OPT_BIND, OPT_PEER_TIMEOUT, OPT_SLOW_RANK, OPT_SLOW_MS,
-    OPT_TIMELINE, OPT_STALL_WARN, OPT_PS_AUTH,
+    OPT_RING_OP, OPT_AUTOTUNE, OPT_AUTOTUNE_LOG, OPT_HIERARCHICAL,
+    OPT_TIMELINE, OPT_STALL_WARN, OPT_PS_AUTH, OPT_DEVICE,
+    OPT_OPTIMIZER, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_LARS_ETA, OPT_SAMPLER,
 };
 
 static const struct option long_opts[] = {
@@ -63,6 +66,17 @@ static const struct option long_opts[] = {
     {"timeline", required_argument, 0, OPT_TIMELINE},
     {"stall-warn", required_argument, 0, OPT_STALL_WARN},
     {"ps-auth", required_argument, 0, OPT_PS_AUTH},
+    {"op", required_argument, 0, OPT_RING_OP},
+    {"autotune", no_argument, 0, OPT_AUTOTUNE},
+    {"autotune-log", required_argument, 0, OPT_AUTOTUNE_LOG},
+    {"hierarchical", no_argument, 0, OPT_HIERARCHICAL},
+    {"device", required_argument, 0, OPT_DEVICE},
+    {"optimizer", required_argument, 0, OPT_OPTIMIZER},
+    {"beta1", required_argument, 0, OPT_BETA1},
+    {"beta2", required_argument, 0, OPT_BETA2},
+    {"eps", required_argument, 0, OPT_EPS},
+    {"lars-eta", required_argument, 0, OPT_LARS_ETA},
+    {"sampler", required_argument, 0, OPT_SAMPLER},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -76,11 +90,20 @@ void options_usage(FILE *f) {
 "\n"
 "Model and data\n"
 "  --topology local|ring|ps   how workers exchange gradients (default local)\n"
+"  --device cpu|cuda          train on the CPU or on GPU local_rank % GPUs (default cpu)\n"
 "  --layers L0,L1,...,10      layer widths, first 784, last 10 (default 784,512,256,10)\n"
 "  --data DIR                 MNIST IDX files, plain or .gz (default data/mnist)\n"
 "  --train-limit K            train on the first K samples only (default all 60000)\n"
 "  --test-limit K             evaluate on the first K test samples (default all 10000)\n"
 "  --drop-last                drop the tail instead of padding shards (DistributedSampler)\n"
+"  --sampler KIND             how the data is split among workers (default distributed):\n"
+"                             distributed         a global shuffle per epoch, rank r takes every\n"
+"                                                 N-th position (PyTorch DistributedSampler)\n"
+"                             shuffle-then-shard  a global shuffle per epoch, rank r takes the r-th\n"
+"                                                 contiguous block of it\n"
+"                             shard-then-shuffle  fixed contiguous shard per rank, shuffled within\n"
+"                             split-epochs        every rank sees the whole dataset per epoch in its\n"
+"                                                 own order (epochs split among ranks: N x the steps)\n"
 "Optimisation\n"
 "  --batch B                  batch per worker (weak scaling) or global (strong) (default 64)\n"
 "  --scaling weak|strong      weak: --batch per worker; strong: --batch global, split (default weak)\n"
@@ -89,17 +112,26 @@ void options_usage(FILE *f) {
 "  --lr X                     learning rate for --batch samples (default 0.02)\n"
 "  --lr-scale linear|none     scale lr by global batch / --batch (Goyal et al.) (default linear)\n"
 "  --warmup-epochs X          ramp lr from --lr to the scaled lr over X epochs (default 0)\n"
-"  --momentum X               SGD momentum (default 0.9)\n"
+"  --optimizer sgd|adam|lars  torch.optim.SGD, torch.optim.Adam (L2 decay), LARS (default sgd)\n"
+"  --momentum X               SGD and LARS momentum (default 0.9)\n"
+"  --beta1 X --beta2 X        Adam moment decay rates (default 0.9, 0.999)\n"
+"  --eps X                    Adam denominator term (default 1e-8)\n"
+"  --lars-eta X               LARS trust coefficient (default 0.001)\n"
 "  --weight-decay X           L2 weight decay (default 0)\n"
 "  --accumulate K             K backward passes of B samples per exchange (default 1)\n"
 "  --seed S                   seed for init and data order (default 42)\n"
 "  --threads T                BLAS threads per process (default 1)\n"
 "Ring allreduce (--topology ring)\n"
-"  --allreduce ring|mpi       psring's ring or MPI_Allreduce as the baseline (default ring)\n"
+"  --allreduce ring|mpi|nccl  psring's ring, MPI_Allreduce or (--device cuda) NCCL (default ring)\n"
 "  --fp16                     gradients travel as IEEE half, accumulate in float\n"
 "  --overlap                  exchange finished layers while backward continues\n"
 "  --bucket-mb X              fusion bucket for --overlap (default 4)\n"
 "  --chunk-kb X               ring pipeline chunk (default 256)\n"
+"  --op average|sum|adasum    combine the gradients: mean, plain sum (scale --lr yourself), or\n"
+"                             Adasum (pairwise adaptive sum, power-of-two workers) (default average)\n"
+"  --autotune                 with --overlap: try bucket and chunk sizes in the first steps, keep the fastest\n"
+"  --autotune-log FILE        write the autotune trials as CSV (rank 0)\n"
+"  --hierarchical             reduce inside each host, ring across hosts, broadcast inside each host\n"
 "Parameter server (--topology ps)\n"
 "  --servers S                the first S ranks are servers, the rest workers (default 1)\n"
 "  --sync bsp|async|ssp       synchronisation (default bsp)\n"
@@ -169,6 +201,12 @@ static void defaults(options_t *o) {
     strcpy(o->bind, "127.0.0.1");
     o->peer_timeout = 10.0f;
     o->slow_rank = -1;
+    o->optimizer = OPTIM_SGD;
+    o->beta1 = 0.9f;
+    o->beta2 = 0.999f;
+    o->eps = 1e-8f;
+    o->lars_eta = 0.001f;
+    o->sampler = SAMPLER_DISTRIBUTED;
 }
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return 2; } while (0)
@@ -201,6 +239,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     defaults(o);
     long v;
     int c;
+    int adam_flag = 0, lars_flag = 0;   /* --beta1/--beta2/--eps, --lars-eta given */
     optind = 0;   /* 0, not 1: glibc then also forgets a half-read "-xy" cluster of the last call
                    * (found by fuzz/fuzz_options: parse 2 read freed memory after "-h0") */
     opterr = 0;
@@ -298,7 +337,8 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         case OPT_ALLREDUCE:
             if (!strcmp(optarg, "ring")) o->allreduce = ALLREDUCE_RING;
             else if (!strcmp(optarg, "mpi")) o->allreduce = ALLREDUCE_MPI;
-            else FAIL("--allreduce must be ring or mpi: got '%s'", optarg);
+            else if (!strcmp(optarg, "nccl")) o->allreduce = ALLREDUCE_NCCL;
+            else FAIL("--allreduce must be ring, mpi or nccl: got '%s'", optarg);
             break;
         case OPT_OVERLAP: o->overlap = 1; break;
         case OPT_BUCKET_MB:
@@ -337,8 +377,49 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         case OPT_STALL_WARN:
             if (parse_float(optarg, 0.01, 86400, &o->stall_warn)) FAIL("--stall-warn must be a number of seconds in [0.01, 86400]: got '%s'", optarg);
             break;
+        case OPT_RING_OP:
+            if (!strcmp(optarg, "average")) o->ring_op = RING_OP_AVERAGE;
+            else if (!strcmp(optarg, "sum")) o->ring_op = RING_OP_SUM;
+            else if (!strcmp(optarg, "adasum")) o->ring_op = RING_OP_ADASUM;
+            else FAIL("--op must be average, sum or adasum: got '%s'", optarg);
+            break;
+        case OPT_AUTOTUNE: o->autotune = 1; break;
+        case OPT_AUTOTUNE_LOG:
+            if (!optarg[0] || copy_str(o->autotune_log, sizeof o->autotune_log, optarg)) FAIL("--autotune-log needs a file path");
+            break;
+        case OPT_HIERARCHICAL: o->hierarchical = 1; break;
         case OPT_PS_AUTH:
             if (!optarg[0] || copy_str(o->ps_auth, sizeof o->ps_auth, optarg)) FAIL("--ps-auth needs a keyfile path (psring keygen FILE makes one)");
+            break;
+        case OPT_OPTIMIZER:
+            if (!strcmp(optarg, "sgd")) o->optimizer = OPTIM_SGD;
+            else if (!strcmp(optarg, "adam")) o->optimizer = OPTIM_ADAM;
+            else if (!strcmp(optarg, "lars")) o->optimizer = OPTIM_LARS;
+            else FAIL("--optimizer must be sgd, adam or lars: got '%s'", optarg);
+            break;
+        case OPT_BETA1:
+            if (parse_float(optarg, 0, 0.999999, &o->beta1)) FAIL("--beta1 must be in [0, 1): got '%s'", optarg);
+            adam_flag = 1; break;
+        case OPT_BETA2:
+            if (parse_float(optarg, 0, 0.999999, &o->beta2)) FAIL("--beta2 must be in [0, 1): got '%s'", optarg);
+            adam_flag = 1; break;
+        case OPT_EPS:
+            if (parse_float(optarg, 1e-30, 1, &o->eps)) FAIL("--eps must be a number in (0, 1]: got '%s'", optarg);
+            adam_flag = 1; break;
+        case OPT_LARS_ETA:
+            if (parse_float(optarg, 1e-9, 1e3, &o->lars_eta)) FAIL("--lars-eta must be a number in (0, 1000]: got '%s'", optarg);
+            lars_flag = 1; break;
+        case OPT_SAMPLER:
+            if (sampler_kind_parse(optarg, &o->sampler) != 0)
+                FAIL("--sampler must be distributed, shard-then-shuffle, shuffle-then-shard or split-epochs: got '%s'", optarg);
+            break;
+        case OPT_DEVICE:
+            if (!strcmp(optarg, "cpu")) o->device = DEVICE_CPU;
+            else if (!strcmp(optarg, "cuda")) o->device = DEVICE_CUDA;
+            else FAIL("--device must be cpu or cuda: got '%s'", optarg);
+#ifndef HAVE_CUDA
+            if (o->device == DEVICE_CUDA) FAIL("psring was built without CUDA (configure --with-cuda)");
+#endif
             break;
         case 'h':
             options_usage(stdout);
@@ -354,6 +435,8 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     char lerr[256];
     o->nsizes = mlp_parse_layers(o->layers_spec, o->sizes, MLP_MAX_SIZES, lerr, sizeof lerr);
     if (o->nsizes < 0) FAIL("%s", lerr);
+    if (o->optimizer == OPTIM_LARS && 2 * (o->nsizes - 1) > OPTIM_MAX_SEGMENTS)
+        FAIL("--optimizer lars handles up to %d linear layers: --layers has %d", OPTIM_MAX_SEGMENTS / 2, o->nsizes - 1);
     struct stat st;
     if (stat(o->data_dir, &st) != 0 || !S_ISDIR(st.st_mode))
         FAIL("--data %s: no such directory (fetch MNIST with experiments/get-mnist)", o->data_dir);
@@ -371,8 +454,33 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         FAIL("--ps-auth applies to --topology ps only");
     if (o->ps_auth[0] && stat(o->ps_auth, &st) != 0)
         FAIL("--ps-auth %s: no such file (make one with: psring keygen %s)", o->ps_auth, o->ps_auth);
+    if (adam_flag && o->optimizer != OPTIM_ADAM)
+        FAIL("--beta1, --beta2 and --eps apply to --optimizer adam only");
+    if (lars_flag && o->optimizer != OPTIM_LARS)
+        FAIL("--lars-eta applies to --optimizer lars only");
+    if (o->allreduce == ALLREDUCE_NCCL && o->device != DEVICE_CUDA)
+        FAIL("--allreduce nccl needs --device cuda (NCCL reduces GPU buffers)");
+    /* what the GPU path does not do (yet): say so rather than silently running on the CPU */
+    if (o->device == DEVICE_CUDA && o->overlap)
+        FAIL("--overlap is not implemented for --device cuda (the GPU ring reduces after backward)");
+    if (o->device == DEVICE_CUDA && o->fp16)
+        FAIL("--fp16 is not implemented for --device cuda");
+    if (o->device == DEVICE_CUDA && o->stall_warn > 0 && o->topology == TOPO_RING)
+        FAIL("--stall-warn is not implemented for --topology ring --device cuda");
     if (o->stall_warn > 0 && o->overlap)
         FAIL("--stall-warn does not combine with --overlap (the check runs on the main thread's MPI calls)");
+    if (o->topology != TOPO_RING && (o->ring_op != RING_OP_AVERAGE || o->autotune || o->hierarchical))
+        FAIL("--op, --autotune and --hierarchical apply to --topology ring only");
+    if (o->ring_op == RING_OP_ADASUM && (o->fp16 || o->overlap || o->allreduce != ALLREDUCE_RING || o->hierarchical))
+        FAIL("--op adasum runs on psring's ring in float on the whole gradient: not with --fp16, --overlap, --allreduce mpi|nccl or --hierarchical");
+    if (o->autotune && !o->overlap)
+        FAIL("--autotune tunes the --overlap buckets and ring chunks: add --overlap");
+    if (o->autotune && o->allreduce != ALLREDUCE_RING)
+        FAIL("--autotune tunes psring's ring: not with --allreduce mpi|nccl");
+    if (o->autotune_log[0] && !o->autotune)
+        FAIL("--autotune-log needs --autotune");
+    if (o->hierarchical && (o->fp16 || o->overlap || o->allreduce != ALLREDUCE_RING))
+        FAIL("--hierarchical runs psring's ring in float on the calling thread: not with --fp16, --overlap or --allreduce mpi|nccl");
     return 0;
 }
 
@@ -398,5 +506,26 @@ uint64_t options_fingerprint(const options_t *o) {
     h = fnv(h, &o->steps, sizeof o->steps);
     h = fnv(h, &o->seed, sizeof o->seed);
     h = fnv(h, o->transport, strlen(o->transport));
+    int ring_ints[] = {o->ring_op, o->autotune, o->hierarchical};   /* each changes the collectives run */
+    h = fnv(h, ring_ints, sizeof ring_ints);
+    int ext[] = {o->optimizer, o->sampler};
+    h = fnv(h, ext, sizeof ext);
+    float ofl[] = {o->beta1, o->beta2, o->eps, o->lars_eta};
+    h = fnv(h, ofl, sizeof ofl);
     return h;
+}
+
+optim_config_t options_optim_config(const options_t *o) {
+    optim_config_t c = {0};
+    c.lr = o->lr;
+    c.momentum = o->momentum;
+    c.weight_decay = o->weight_decay;
+    c.kind = o->optimizer;
+    c.beta1 = o->beta1;
+    c.beta2 = o->beta2;
+    c.eps = o->eps;
+    c.lars_eta = o->lars_eta;
+    /* only LARS reads the layout; options_parse already refused layer lists it cannot hold */
+    if (optim_set_layout(&c, o->sizes, o->nsizes) != 0) c.nseg = 0;
+    return c;
 }

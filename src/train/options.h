@@ -7,15 +7,20 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "../model/mlp.h"
+#include "../model/optim.h"
+#include "../data/sampler.h"
 
 typedef enum { TOPO_LOCAL, TOPO_RING, TOPO_PS } topology_t;
-typedef enum { ALLREDUCE_RING, ALLREDUCE_MPI } allreduce_impl_t;
+typedef enum { ALLREDUCE_RING, ALLREDUCE_MPI, ALLREDUCE_NCCL } allreduce_impl_t;   /* nccl: --device cuda only */
+typedef enum { RING_OP_AVERAGE, RING_OP_SUM, RING_OP_ADASUM } ring_op_t;
+typedef enum { DEVICE_CPU, DEVICE_CUDA } device_t;
 typedef enum { SYNC_BSP, SYNC_ASYNC, SYNC_SSP } sync_mode_t;
 typedef enum { SCALING_WEAK, SCALING_STRONG } scaling_t;
 
 typedef struct {
     /* shared trainer */
     topology_t topology;
+    device_t device;         /* where the model trains: cpu, or cuda (GPU local_rank % device count) */
     char layers_spec[256];
     int sizes[MLP_MAX_SIZES];
     int nsizes;
@@ -48,6 +53,10 @@ typedef struct {
     int overlap;
     float bucket_mb;
     int chunk_kb;            /* ring pipeline chunk */
+    ring_op_t ring_op;       /* --op: average (sum / N), sum, adasum (Horovod's pairwise adaptive sum) */
+    int autotune;            /* --autotune: search --bucket-mb / --chunk-kb in the first steps (--overlap) */
+    char autotune_log[1024]; /* --autotune-log: the trials as CSV (rank 0), "" = none */
+    int hierarchical;        /* --hierarchical: reduce in each host, ring across hosts, broadcast */
     /* parameter server */
     int servers;
     sync_mode_t sync;
@@ -60,6 +69,11 @@ typedef struct {
     char timeline[1024];     /* Chrome-trace JSON of every process's phases (timeline.h), "" = off */
     float stall_warn;        /* seconds without progress before a rank is named as stalled, 0 = off */
     char ps_auth[1024];      /* CurveZMQ keyfile (psring keygen) for the PS, "" = no authentication */
+    /* optimizer and data split (every topology) */
+    optim_kind_t optimizer;  /* --optimizer sgd|adam|lars */
+    float beta1, beta2, eps; /* Adam */
+    float lars_eta;          /* LARS trust coefficient */
+    sampler_kind_t sampler;  /* --sampler */
 } options_t;
 
 /* Returns 0 ok, 1 when --help was printed, 2 on bad input (the message is in err). */
@@ -70,5 +84,7 @@ const char *sync_name(sync_mode_t s);
 /* 64-bit hash of every option that must agree across ranks (layers, batch, seed, lr, ...),
  * compared at start-up so mismatched command lines fail fast instead of hanging. */
 uint64_t options_fingerprint(const options_t *o);
+/* The optimizer every exchange runs: kind, hyper-parameters and the layer layout (LARS). */
+optim_config_t options_optim_config(const options_t *o);
 
 #endif

@@ -82,6 +82,7 @@ static void save_checkpoint(exchange_t *ex, const options_t *o, mlp_t *m, float 
     h.epoch = epoch;
     h.batch_in_epoch = batch_in_epoch;
     h.seed = o->seed;
+    h.optimizer = (uint32_t)ex->optim.kind;
     char err[1024];
     if (checkpoint_save(o->checkpoint, &h, m->params, state, err, sizeof err) != 0) die_at(NULL, 0, 1, "%s", err);
 }
@@ -132,6 +133,7 @@ int main(int argc, char **argv) {
     sampler_t sampler;
     if (sampler_init(&sampler, (size_t)train.count, N, ex->rank, o.seed, 1, o.drop_last) != 0)
         die_input("cannot shard %d samples over %d workers", train.count, N);
+    sampler_set_kind(&sampler, o.sampler);
     if (sampler.num_samples == 0)
         die_input("--train-limit %d leaves no sample for each of %d workers with --drop-last", train.count, N);
     const long batches_per_epoch = ((long)sampler.num_samples + b - 1) / b;
@@ -153,6 +155,7 @@ int main(int argc, char **argv) {
         memcpy(want.sizes, m.sizes, sizeof(int) * (size_t)m.nsizes);
         want.nparams = m.nparams;
         want.state_per_param = (uint32_t)spp;
+        want.optimizer = (uint32_t)ex->optim.kind;
         if (checkpoint_load(o.resume, &want, &got, m.params, state, err, sizeof err) != 0) die_input("%s", err);
         if (got.seed != o.seed) die_input("--resume %s: written with --seed %llu, this run has --seed %llu", o.resume,
                                           (unsigned long long)got.seed, (unsigned long long)o.seed);
