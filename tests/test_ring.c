@@ -3,8 +3,12 @@
  * runner because Check forks each test, which MPI does not survive. Every rank checks its own
  * buffer; failures print one line each and the program exits 1 on every rank if any rank failed.
  * Data is rank- and position-dependent, (rank+1) * (i % 97 + 1), so a chunk that lands in the
- * wrong place or is added twice changes the sum. Not tested here: timing (psring-bench-allreduce). */
+ * wrong place or is added twice changes the sum. Also Adasum (power-of-two N) against a pure-C
+ * reference of the recursive pairwise combination in double, and the hierarchical allreduce (fake
+ * hosts of 2 consecutive ranks, and real hosts) against exact sums and the flat ring.
+ * Not tested here: timing (psring-bench-allreduce). */
 #include "ring/ring_allreduce.h"
+#include "ring/ring_ops.h"
 #include "ring/half.h"
 #include "ring/mpi_check.h"
 #include <float.h>
@@ -147,6 +151,113 @@ static void test_vs_mpi(size_t count, size_t chunk_bytes) {
     ring_free(&r);
 }
 
+/* a deterministic pseudo-random vector per rank (same on every rank for a given r) */
+static void randvec(float *v, size_t n, int r, uint64_t salt) {
+    uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)(r + 1) + salt;
+    for (size_t i = 0; i < n; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        v[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+    }
+}
+
+/* Adasum against the reference: the same binary tree over ranks, computed in one process in
+ * double with adasum_pair_ref. Tensors of odd and tiny sizes (0, 1) and one larger than the rest;
+ * a correlated case (shared component) so the coefficients are far from 1, and the identity
+ * adasum(g, g) = g. */
+static void test_adasum(size_t count_hint, int correlated) {
+    if (nranks & (nranks - 1)) return;
+    const size_t h2 = count_hint / 2;
+    const size_t toff[] = {0, h2, h2, h2 + 1, h2 + 1 + (count_hint - h2 - 1) / 2, count_hint};
+    const int nt = 5;
+    size_t count = count_hint;
+    adasum_t a;
+    adasum_init(&a, MPI_COMM_WORLD, count, toff, nt);
+    float *mine = malloc(count * sizeof(float) + 1), *common = malloc(count * sizeof(float) + 1);
+    double *ref = malloc(((size_t)nranks * count + 1) * sizeof(double));
+    randvec(common, count, 1000, 7);
+    for (int r = 0; r < nranks; r++) {
+        float *v = r == rank ? mine : (float *)malloc(count * sizeof(float) + 1);
+        randvec(v, count, r, 3);
+        if (correlated) for (size_t i = 0; i < count; i++) v[i] = 0.3f * v[i] + common[i];
+        for (size_t i = 0; i < count; i++) ref[(size_t)r * count + i] = v[i];
+        if (r != rank) free(v);
+    }
+    for (int d = 1; d < nranks; d *= 2)            /* subtree at g holds combine(g .. g+2d-1) */
+        for (int g = 0; g < nranks; g += 2 * d)
+            adasum_pair_ref(ref + (size_t)g * count, ref + (size_t)g * count, ref + (size_t)(g + d) * count, toff, nt);
+    adasum_allreduce(&a, mine, count);
+    double maxref = 0, maxerr = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (fabs(ref[i]) > maxref) maxref = fabs(ref[i]);
+        double e = fabs(mine[i] - ref[i]);
+        if (e > maxerr) maxerr = e;
+    }
+    if (!(maxerr <= 1e-5 * (maxref > 1 ? maxref : 1)))
+        FAIL("adasum count %zu correlated %d: max error %.3g vs reference (max |x| %.3g)", count, correlated, maxerr, maxref);
+    check_identical(mine, count, "adasum");
+    /* the sum would be about N x common; adasum of nearly parallel vectors stays near common */
+    if (correlated && nranks > 1) {
+        double s = 0, c = 0;
+        for (size_t i = 0; i < count; i++) { s += (double)mine[i] * mine[i]; c += (double)common[i] * common[i]; }
+        if (!(s < 2.0 * c)) FAIL("adasum of correlated gradients: |result|^2 %.3g not near |common|^2 %.3g", s, c);
+    }
+    /* adasum(g, g) = g: every rank the same vector */
+    randvec(mine, count, 5, 9);
+    memcpy(common, mine, count * sizeof(float));
+    adasum_allreduce(&a, mine, count);
+    for (size_t i = 0; i < count; i++)
+        if (fabs(mine[i] - common[i]) > 1e-6 * (fabs(common[i]) + 1)) { FAIL("adasum(g, g) != g at %zu: %g vs %g", i, mine[i], common[i]); break; }
+    /* one tensor = the whole buffer */
+    adasum_t w;
+    adasum_init(&w, MPI_COMM_WORLD, count, NULL, 0);
+    randvec(mine, count, rank, 3);
+    for (int r = 0; r < nranks; r++) {
+        float *v = malloc(count * sizeof(float) + 1);
+        randvec(v, count, r, 3);
+        for (size_t i = 0; i < count; i++) ref[(size_t)r * count + i] = v[i];
+        free(v);
+    }
+    size_t whole[2] = {0, count};
+    for (int d = 1; d < nranks; d *= 2)
+        for (int g = 0; g < nranks; g += 2 * d)
+            adasum_pair_ref(ref + (size_t)g * count, ref + (size_t)g * count, ref + (size_t)(g + d) * count, whole, 1);
+    adasum_allreduce(&w, mine, count);
+    for (size_t i = 0; i < count; i++)
+        if (fabs(mine[i] - ref[i]) > 1e-5) { FAIL("adasum (one tensor) at %zu: %g vs reference %g", i, mine[i], ref[i]); break; }
+    adasum_free(&w);
+    adasum_free(&a);
+    free(mine); free(common); free(ref);
+}
+
+/* hierarchical: exact sums (integer-valued data), bit-identical on every rank, and within float
+ * rounding of the flat ring on random data; local_size 2 fakes hosts of 2 ranks, 0 uses the real
+ * (shared-memory) host split */
+static void test_hier(size_t count, int local_size) {
+    hier_t h;
+    hier_init(&h, MPI_COMM_WORLD, count, 4096, local_size);
+    int want_hosts = local_size > 0 ? (nranks + local_size - 1) / local_size : h.hosts;
+    if (h.hosts != want_hosts) FAIL("hier local_size %d: %d hosts, want %d", local_size, h.hosts, want_hosts);
+    float *buf = malloc(count * sizeof(float) + 1), *flat = malloc(count * sizeof(float) + 1);
+    for (size_t i = 0; i < count; i++) buf[i] = value(rank, i);
+    hier_allreduce(&h, buf, count);
+    for (size_t i = 0; i < count; i++)
+        if (buf[i] != expected(i)) { FAIL("hier count %zu local_size %d: [%zu] = %g, want %g", count, local_size, i, buf[i], expected(i)); break; }
+    check_identical(buf, count, "hier");
+    ring_t r;
+    ring_init(&r, MPI_COMM_WORLD, count, 4096);
+    randvec(buf, count, rank, 11);
+    memcpy(flat, buf, count * sizeof(float));
+    hier_allreduce(&h, buf, count);
+    ring_allreduce(&r, flat, count);
+    for (size_t i = 0; i < count; i++)
+        if (fabs(buf[i] - flat[i]) > 1e-5 * nranks) { FAIL("hier vs flat ring at %zu: %g vs %g", i, buf[i], flat[i]); break; }
+    check_identical(buf, count, "hier random");
+    if (count > 0 && local_size > 1 && nranks > 1 && h.bytes_sent + h.bytes_recv == 0) FAIL("hier: no bytes counted");
+    ring_free(&r);
+    hier_free(&h);
+    free(buf); free(flat);
+}
+
 int main(int argc, char **argv) {
     mpiCheck(MPI_Init(&argc, &argv));
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -166,6 +277,10 @@ int main(int argc, char **argv) {
     test_exact(1000003, 65536, 10);                /* scratch sized for 10, grown on the call */
     test_vs_mpi(1000003, 0);
     test_vs_mpi(12345, 1024);
+    const size_t acounts[] = {8, 101, 4099, 100003};
+    for (size_t c = 0; c < sizeof acounts / sizeof *acounts; c++) { test_adasum(acounts[c], 0); test_adasum(acounts[c], 1); }
+    const size_t hcounts[] = {0, 1, n + 1, 4099, 1000003};
+    for (size_t c = 0; c < sizeof hcounts / sizeof *hcounts; c++) { test_hier(hcounts[c], 2); test_hier(hcounts[c], 1); test_hier(hcounts[c], 0); }
     int any = failures;
     mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     if (rank == 0) printf("test_ring: N=%d f16c=%d: %s\n", nranks, half_have_f16c(), any ? "FAILED" : "ok");

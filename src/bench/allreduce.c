@@ -8,8 +8,11 @@
  * runs outside the timed loop with rank-dependent data (rank+1) x (i % 97 + 1) against the exact
  * sum; any wrong element makes the exit status 1. It also measures memcpy bandwidth on this
  * machine: a shared-memory transfer cannot beat it, so it is the ceiling for busbw here.
+ * --impl hierarchical times ring_ops.h's hierarchical allreduce (reduce in each host, ring between
+ * hosts, broadcast; PSRING_HIER_LOCAL_SIZE=L fakes hosts of L ranks on one machine).
  * What it does not do: other collectives, GPU buffers, or plotting (a sweep script reads --csv). */
 #include "ring/ring_allreduce.h"
+#include "ring/ring_ops.h"
 #include "ring/mpi_check.h"
 #include "common/check.h"
 #include <ctype.h>
@@ -23,7 +26,7 @@
 typedef struct {
     size_t min_bytes, max_bytes;
     double factor;
-    int iters, warmup, check, impl_ring, impl_mpi, fp16, chunk_kb;
+    int iters, warmup, check, impl_ring, impl_mpi, impl_hier, fp16, chunk_kb;
     char csv[1024];
 } bench_opts_t;
 
@@ -67,7 +70,9 @@ static void usage(FILE *f) {
 "  -n, --iters N         timed iterations per size (default 20)\n"
 "  -w, --warmup N        untimed iterations first (default 5)\n"
 "  -c, --check 0|1       check the result against the exact sum (default 1)\n"
-"      --impl ring|mpi|both  psring's ring, MPI_Allreduce, or both side by side (default both)\n"
+"      --impl ring|mpi|both|hierarchical|all  psring's ring, MPI_Allreduce, both side by side,\n"
+"                        the hierarchical allreduce (host reduce, ring across hosts, host\n"
+"                        broadcast), or all three (default both)\n"
 "      --fp16            the ring sends halves (accumulates in float); mpi stays float\n"
 "      --chunk-kb K      ring pipeline chunk in KiB (default 1024)\n"
 "      --csv FILE        also write the rows as CSV (rank 0)\n");
@@ -106,10 +111,13 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         case 'w': if (parse_int(optarg, 0, 1000000, &o->warmup)) bad("-w: warm-up iterations must be an integer in 0..1000000: '%s'", optarg); break;
         case 'c': if (parse_int(optarg, 0, 1, &o->check)) bad("-c: check must be 0 or 1: '%s'", optarg); break;
         case OPT_IMPL:
+            o->impl_hier = 0;
             if (!strcmp(optarg, "ring")) { o->impl_ring = 1; o->impl_mpi = 0; }
             else if (!strcmp(optarg, "mpi")) { o->impl_ring = 0; o->impl_mpi = 1; }
             else if (!strcmp(optarg, "both")) { o->impl_ring = 1; o->impl_mpi = 1; }
-            else bad("--impl must be ring, mpi or both: '%s'", optarg);
+            else if (!strcmp(optarg, "hierarchical")) { o->impl_ring = 0; o->impl_mpi = 0; o->impl_hier = 1; }
+            else if (!strcmp(optarg, "all")) { o->impl_ring = 1; o->impl_mpi = 1; o->impl_hier = 1; }
+            else bad("--impl must be ring, mpi, both, hierarchical or all: '%s'", optarg);
             break;
         case OPT_FP16: o->fp16 = 1; break;
         case OPT_CSV: if (strlen(optarg) >= sizeof o->csv) bad("--csv: path too long: '%s'", optarg);
@@ -143,11 +151,13 @@ static double memcpy_gbps(void) {
     return best / 1e9;
 }
 
-typedef enum { IMPL_RING, IMPL_MPI } impl_t;
+typedef enum { IMPL_RING, IMPL_MPI, IMPL_HIER } impl_t;
+static hier_t hier;   /* --impl hierarchical|all */
 #define BENCH_BLOCKS 5
 
 static void run_once(impl_t impl, int fp16, ring_t *r, float *buf, size_t count) {
     if (impl == IMPL_RING) { if (fp16) ring_allreduce_fp16(r, buf, count); else ring_allreduce(r, buf, count); }
+    else if (impl == IMPL_HIER) hier_allreduce(&hier, buf, count);
     else mpiCheck(MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
 }
 
@@ -192,11 +202,16 @@ int main(int argc, char **argv) {
     float *buf = xmalloc((maxcount ? maxcount : 1) * sizeof(float));
     ring_t r;
     ring_init(&r, MPI_COMM_WORLD, maxcount, (size_t)o.chunk_kb * 1024);
+    if (o.impl_hier) {
+        hier_init(&hier, MPI_COMM_WORLD, maxcount, (size_t)o.chunk_kb * 1024, hier_local_size_from_env());
+        printf0("# hierarchical: %d host(s), %d rank(s) on rank 0's host (fp16 does not apply)\n", hier.hosts, hier.local_size);
+    }
     long total_wrong = 0;
     int nimpl = 0;
-    impl_t impls[2];
+    impl_t impls[3];
     if (o.impl_ring) impls[nimpl++] = IMPL_RING;
     if (o.impl_mpi) impls[nimpl++] = IMPL_MPI;
+    if (o.impl_hier) impls[nimpl++] = IMPL_HIER;
     for (double sz = (double)o.min_bytes; sz <= (double)o.max_bytes * (1 + 1e-9); sz = sz * o.factor) {
         size_t count = (size_t)sz / sizeof(float), bytes = count * sizeof(float);
         /* zeros: no growth to inf / denormals over many iterations, same work per element */
@@ -206,7 +221,7 @@ int main(int argc, char **argv) {
         /* the implementations take turns in blocks, so load from other processes on this shared
          * machine falls on both alike; each block starts from a barrier */
         int blocks = o.iters < BENCH_BLOCKS ? o.iters : BENCH_BLOCKS;
-        double tsum[2] = {0, 0};
+        double tsum[3] = {0, 0, 0};
         for (int b = 0; b < blocks; b++) {
             int n = o.iters / blocks + (b < o.iters % blocks);
             for (int k = 0; k < nimpl; k++) {
@@ -225,7 +240,7 @@ int main(int argc, char **argv) {
             if (rank == 0) {
                 double algbw = tmax > 0 ? (double)bytes / tmax / 1e9 : 0;
                 double busbw = algbw * 2.0 * (nranks - 1) / nranks;
-                const char *name = impl == IMPL_MPI ? "mpi" : o.fp16 ? "ring-fp16" : "ring";
+                const char *name = impl == IMPL_MPI ? "mpi" : impl == IMPL_HIER ? "hier" : o.fp16 ? "ring-fp16" : "ring";
                 char wbuf[32];
                 if (wrong < 0) snprintf(wbuf, sizeof wbuf, "N/A"); else snprintf(wbuf, sizeof wbuf, "%ld", wrong);
                 printf("  %12zu %12zu %10s %12.1f %12.3f %12.3f %8s\n", bytes, count, name, tmax * 1e6, algbw, busbw, wbuf);
@@ -239,6 +254,7 @@ int main(int argc, char **argv) {
     if (csv && fclose(csv)) { fprintf(stderr, "psring-bench-allreduce: --csv %s: %s\n", o.csv, strerror(errno)); total_wrong++; }
     if (rank == 0 && total_wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", total_wrong);
     ring_free(&r);
+    if (o.impl_hier) hier_free(&hier);
     free(buf);
     mpiCheck(MPI_Finalize());
     return total_wrong ? 1 : 0;

@@ -7,14 +7,21 @@
  *   --overlap   grad_ready() fuses finished ranges (last layer first) into buckets of
  *               --bucket-mb and a communication thread allreduces full buckets on its own
  *               duplicated communicator while backward continues; step() sends the rest and waits.
- * What it does not do: hierarchical (multi-host aware) rings, or any recovery from a dead peer
- * (MPI ends the job; mpirun names the rank). */
+ *   --op        average (sum / N, the default), sum (no 1/N: the user scales lr), adasum
+ *               (ring_ops.c: per-tensor adaptive pairwise sum, power-of-two N)
+ *   --hierarchical  reduce in each host, psring's ring between host roots, broadcast (ring_ops.c)
+ *   --autotune  with --overlap: the first steps try bucket sizes, then chunk sizes (coordinate
+ *               search), a few steps each, timed by the slowest rank; rank 0 decides, broadcasts,
+ *               and every rank switches at the same step; then the best setting stays.
+ * What it does not do: any recovery from a dead peer (MPI ends the job; mpirun names the rank). */
 #include "ring_allreduce.h"
+#include "ring_ops.h"
 #include "half.h"
 #include "mpi_check.h"
 #include "train/exchange.h"
 #include "common/check.h"
 #include "common/timer.h"
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +32,27 @@
 extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
 
 typedef struct { size_t lo, hi; } range_t;
+
+/* --autotune: a coordinate search, buckets first (at the given chunk), then chunks (at the best
+ * bucket); each trial is AUTOTUNE_WARMUP unmeasured steps then AUTOTUNE_STEPS timed ones. */
+#define AUTOTUNE_WARMUP 1
+#define AUTOTUNE_STEPS 4
+#define AUTOTUNE_MAX 16
+typedef struct {
+    int active;              /* still searching */
+    int phase, cand;         /* phase 0: buckets[cand], phase 1: chunks[cand] */
+    float buckets[8]; int nbuckets;
+    int chunks[8]; int nchunks;
+    float bucket_mb; int chunk_kb;            /* the setting being tried */
+    int steps;               /* steps done with it */
+    double t_last, sum;      /* end of the previous step; timed steps' total */
+    int ntrial;              /* rank 0's record of every trial */
+    float t_bucket[AUTOTUNE_MAX]; int t_chunk[AUTOTUNE_MAX]; double t_ms[AUTOTUNE_MAX];
+    int best;                /* index into the record */
+    FILE *log;               /* --autotune-log, rank 0 */
+    char log_path[1024];
+    int verbose;
+} autotune_t;
 
 /* the overlap machinery: a queue of ranges of this step's gradient buffer */
 typedef struct {
@@ -55,6 +83,11 @@ typedef struct {
     int started_mpi;
     float *params_seen;      /* the trainer's parameter buffer (sync_params/step), for state_get/set */
     overlap_t ov;
+    ring_op_t op;            /* --op */
+    adasum_t adasum;         /* --op adasum */
+    int hier_on;             /* --hierarchical */
+    hier_t hier;
+    autotune_t tune;         /* --autotune */
     /* --stall-warn: every rank reports reaching a step to rank 0 on its own communicator */
     double stall_warn;
     MPI_Comm stall_comm;
@@ -84,6 +117,19 @@ static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
     ringex_t *x = ex->impl;
     int N = ex->world_size;
     if (N == 1 || n == 0) return;
+    if (x->hier_on || x->op == RING_OP_ADASUM) {   /* options refuse them with --overlap: whole buffer */
+        uint64_t s0, r0;
+        if (x->hier_on) {
+            s0 = x->hier.bytes_sent; r0 = x->hier.bytes_recv;
+            hier_allreduce(&x->hier, buf, n);
+            ex->stats.bytes_sent += x->hier.bytes_sent - s0; ex->stats.bytes_recv += x->hier.bytes_recv - r0;
+        } else {
+            s0 = x->adasum.bytes_sent; r0 = x->adasum.bytes_recv;
+            adasum_allreduce(&x->adasum, buf, n);
+            ex->stats.bytes_sent += x->adasum.bytes_sent - s0; ex->stats.bytes_recv += x->adasum.bytes_recv - r0;
+        }
+        return;
+    }
     if (x->impl == ALLREDUCE_RING) {
         if (x->fp16) ring_allreduce_fp16(r, buf, n); else ring_allreduce(r, buf, n);
         return;
@@ -245,6 +291,88 @@ static void stall_check(exchange_t *ex) {
     }
 }
 
+/* ---- --autotune ---- */
+
+/* Switch every rank to (bucket_mb, chunk_kb) between steps: the communication thread is idle
+ * (step() waited for it), so the bucket changes under the mutex and both rings are rebuilt with the
+ * new chunk (collective: every rank does it at the same step). Only bucket and chunk change, never
+ * the sum itself, so training stays the same up to float rounding. */
+static void autotune_apply(exchange_t *ex, float bucket_mb, int chunk_kb) {
+    ringex_t *x = ex->impl;
+    overlap_t *ov = &x->ov;
+    pthread_mutex_lock(&ov->mu);
+    double b = (double)bucket_mb * 1024.0 * 1024.0 / sizeof(float);
+    ov->bucket = b < 1 ? 1 : (size_t)b;
+    if (chunk_kb != x->tune.chunk_kb) {
+        size_t cb = (size_t)chunk_kb * 1024;
+        ring_free(&ov->ring);
+        ring_init(&ov->ring, MPI_COMM_WORLD, ov->bucket < x->count ? ov->bucket : x->count, cb);
+        ring_free(&x->ring);
+        ring_init(&x->ring, MPI_COMM_WORLD, x->count, cb);
+    }
+    pthread_mutex_unlock(&ov->mu);
+    x->tune.bucket_mb = bucket_mb;
+    x->tune.chunk_kb = chunk_kb;
+    x->tune.steps = 0;
+    x->tune.sum = 0;
+}
+
+static void autotune_write_log(autotune_t *t, int chosen) {
+    if (!t->log) return;
+    fprintf(t->log, "trial,bucket_mb,chunk_kb,step_ms,chosen\n");
+    for (int i = 0; i < t->ntrial; i++)
+        fprintf(t->log, "%d,%.6g,%d,%.4f,%d\n", i + 1, (double)t->t_bucket[i], t->t_chunk[i], t->t_ms[i], i == chosen);
+    if (fclose(t->log) != 0) fprintf(stderr, "psring: --autotune-log %s: write failed: %s\n", t->log_path, strerror(errno));
+    t->log = NULL;
+}
+
+static void autotune_after_step(exchange_t *ex) {
+    ringex_t *x = ex->impl;
+    autotune_t *t = &x->tune;
+    double now = timer_now();
+    if (t->t_last > 0 && t->steps >= AUTOTUNE_WARMUP) t->sum += now - t->t_last;
+    t->steps += t->t_last > 0;          /* the very first step has no start time: not counted */
+    t->t_last = now;
+    if (t->steps < AUTOTUNE_WARMUP + AUTOTUNE_STEPS) return;
+    /* the step time that matters is the slowest rank's: everyone waits for it */
+    double mine = t->sum / AUTOTUNE_STEPS, slowest = 0;
+    mpiCheck(MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, x->comm));
+    double next[3] = {0, 0, 0};          /* bucket_mb, chunk_kb, done */
+    if (ex->rank == 0) {
+        int i = t->ntrial++;
+        t->t_bucket[i] = t->bucket_mb; t->t_chunk[i] = t->chunk_kb; t->t_ms[i] = slowest * 1e3;
+        if (i == 0 || t->t_ms[i] < t->t_ms[t->best]) t->best = i;
+        if (t->verbose)
+            printf("autotune: trial %d: bucket %g MB, chunk %d KiB: %.3f ms/step (slowest rank, mean of %d steps)\n",
+                   i + 1, (double)t->bucket_mb, t->chunk_kb, t->t_ms[i], AUTOTUNE_STEPS);
+        /* next candidate: the rest of the buckets, then every chunk but the one already timed */
+        float nb = t->t_bucket[t->best];
+        int nc = t->t_chunk[t->best], done = 0;
+        if (t->phase == 0 && t->cand + 1 < t->nbuckets) { t->cand++; nb = t->buckets[t->cand]; nc = t->chunks[0]; }
+        else {
+            if (t->phase == 0) { t->phase = 1; t->cand = 0; }   /* chunks[0] was timed in phase 0 */
+            if (t->cand + 1 < t->nchunks) { t->cand++; nb = t->t_bucket[t->best]; nc = t->chunks[t->cand]; }
+            else done = 1;
+            if (t->ntrial >= AUTOTUNE_MAX) done = 1;
+        }
+        if (done) { nb = t->t_bucket[t->best]; nc = t->t_chunk[t->best]; }
+        next[0] = nb; next[1] = nc; next[2] = done;
+    }
+    mpiCheck(MPI_Bcast(next, 3, MPI_DOUBLE, 0, x->comm));
+    autotune_apply(ex, (float)next[0], (int)next[1]);
+    if (next[2] != 0) {
+        t->active = 0;
+        if (ex->rank == 0) {
+            if (t->verbose)
+                printf("autotune: chose bucket %g MB, chunk %d KiB: %.3f ms/step (start setting bucket %g MB, chunk %d KiB: %.3f ms/step)\n",
+                       next[0], (int)next[1], t->t_ms[t->best], (double)t->t_bucket[0], t->t_chunk[0], t->t_ms[0]);
+            fflush(stdout);
+            autotune_write_log(t, t->best);
+        }
+    }
+    t->t_last = timer_now();            /* the switch itself is not part of the next step */
+}
+
 /* ---- exchange ops ---- */
 static int ring_sync_params(exchange_t *ex, float *params, size_t count) {
     ringex_t *x = ex->impl;
@@ -278,7 +406,8 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
     if (x->stall_warn > 0) stall_check(ex);
     if (x->overlap && x->ov.grads) overlap_flush(ex, grads);
     else allreduce_range(ex, &x->ring, x->comm, grads, 0, count);
-    if (ex->world_size > 1) scale(grads, 1.0f / (float)ex->world_size, count);
+    /* sum and adasum are not divided: adasum(g, g) = g already, sum leaves lr to the user */
+    if (ex->world_size > 1 && x->op == RING_OP_AVERAGE) scale(grads, 1.0f / (float)ex->world_size, count);
     ex->stats.bytes_sent += x->ring.bytes_sent + x->ov.ring.bytes_sent - s0;
     ex->stats.bytes_recv += x->ring.bytes_recv + x->ov.ring.bytes_recv - r0;
     double t1 = timer_now();
@@ -288,6 +417,7 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
     ex->stats.optimizer_s += t2 - t1;
     if (timeline_event) timeline_event("optimizer", t1, t2);
     ex->stats.steps++;
+    if (x->tune.active) autotune_after_step(ex);
     return 0;
 }
 
@@ -347,6 +477,13 @@ static void ring_free_ex(exchange_t *ex) {
         pthread_cond_destroy(&x->ov.cv_done);
     }
     free(x->ov.q);
+    if (x->tune.log) {   /* training ended before the search did: the trials so far, none chosen */
+        if (x->tune.verbose) printf("autotune: training ended after %d trial(s); kept bucket %g MB, chunk %d KiB\n",
+                                    x->tune.ntrial, (double)x->tune.bucket_mb, x->tune.chunk_kb);
+        autotune_write_log(&x->tune, -1);
+    }
+    if (x->op == RING_OP_ADASUM) adasum_free(&x->adasum);
+    if (x->hier_on) hier_free(&x->hier);
     if (x->stall_warn > 0) {
         mpiCheck(MPI_Comm_free(&x->stall_comm));
         free(x->stall_req); free(x->stall_got); free(x->stall_in);
@@ -471,6 +608,54 @@ exchange_t *exchange_ring_create(const options_t *o, size_t count) {
         int rc = pthread_create(&ov->thread, NULL, overlap_main, ex);
         if (rc) die("ring exchange: pthread_create: %s", strerror(rc));
         ov->started = 1;
+    }
+    x->op = o->ring_op;
+    if (x->op == RING_OP_ADASUM) {
+        /* Horovod's Adasum takes dot products per tensor: the trainer's layout is W0 b0 W1 b1 ...
+         * (mlp.h), each a contiguous range; exits 2 on a non-power-of-two worker count */
+        size_t toff[2 * MLP_MAX_SIZES + 1];
+        int nt = 0;
+        toff[0] = 0;
+        for (int l = 0; l + 1 < o->nsizes; l++) {
+            toff[nt + 1] = toff[nt] + (size_t)o->sizes[l + 1] * (size_t)o->sizes[l]; nt++;
+            toff[nt + 1] = toff[nt] + (size_t)o->sizes[l + 1]; nt++;
+        }
+        if (toff[nt] != count) die("ring exchange: --op adasum: the layers give %zu parameters, the exchange has %zu", toff[nt], count);
+        adasum_init(&x->adasum, MPI_COMM_WORLD, count, toff, nt);
+    }
+    if (o->hierarchical) {
+        x->hier_on = 1;
+        hier_init(&x->hier, MPI_COMM_WORLD, count, chunk_bytes, hier_local_size_from_env());
+        if (ex->rank == 0 && !o->quiet)
+            printf("ring: hierarchical allreduce over %d host(s), %d rank(s) on rank 0's host\n", x->hier.hosts, x->hier.local_size);
+    }
+    if (o->autotune && ex->world_size > 1) {
+        autotune_t *t = &x->tune;
+        t->active = 1;
+        t->verbose = !o->quiet;
+        t->bucket_mb = o->bucket_mb;
+        t->chunk_kb = o->chunk_kb;
+        const float bl[] = {o->bucket_mb, 0.25f, 1.0f, 4.0f, 16.0f};
+        const int cl[] = {o->chunk_kb, 64, 256, 1024};
+        for (size_t i = 0; i < sizeof bl / sizeof *bl; i++) {
+            int dup = 0;
+            for (int j = 0; j < t->nbuckets; j++) dup |= t->buckets[j] == bl[i];
+            if (!dup) t->buckets[t->nbuckets++] = bl[i];
+        }
+        for (size_t i = 0; i < sizeof cl / sizeof *cl; i++) {
+            int dup = 0;
+            for (int j = 0; j < t->nchunks; j++) dup |= t->chunks[j] == cl[i];
+            if (!dup) t->chunks[t->nchunks++] = cl[i];
+        }
+        if (ex->rank == 0 && o->autotune_log[0]) {
+            snprintf(t->log_path, sizeof t->log_path, "%s", o->autotune_log);
+            t->log = fopen(o->autotune_log, "w");
+            if (!t->log) {
+                fprintf(stderr, "psring: --autotune-log %s: %s\n", o->autotune_log, strerror(errno));
+                fflush(stderr);
+                MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
+            }
+        }
     }
     return ex;
 }
