@@ -652,6 +652,161 @@ START_TEST(test_sampler_union_is_big_batch) {
 }
 END_TEST
 
+/* ------------------------------------------------------- sampler strategies (sampler_set_kind) */
+
+static const struct { size_t size; int N, drop_last; } kind_cases[] = {
+    {100, 4, 0}, {103, 4, 0}, {103, 4, 1}, {7, 3, 0}, {10, 1, 0}, {3, 5, 0},
+};
+
+static sampler_t *make_kind(size_t size, int N, uint64_t seed, int drop_last, sampler_kind_t k, int epoch) {
+    sampler_t *s = make_ranks(size, N, seed, 1, drop_last, 0);
+    for (int r = 0; r < N; r++) {
+        sampler_set_kind(&s[r], k);
+        sampler_set_epoch(&s[r], epoch);
+    }
+    return s;
+}
+
+/* counts[i] = how often index i occurs over all ranks */
+static void count_all(const sampler_t *s, int N, size_t size, int *counts) {
+    memset(counts, 0, size * sizeof *counts);
+    for (int r = 0; r < N; r++)
+        for (size_t k = 0; k < s[r].num_samples; k++) {
+            ck_assert_uint_lt(s[r].indices[k], size);
+            counts[s[r].indices[k]]++;
+        }
+}
+
+/* shuffle-then-shard: rank r's indices are the r-th contiguous block of the padded global
+ * permutation (the N = 1 distributed sampler's epoch is that permutation); disjoint when nothing
+ * is padded, covering unless dropped; and the blocks differ from distributed's strided picks */
+START_TEST(test_sampler_shuffle_then_shard) {
+    size_t size = kind_cases[_i].size;
+    int N = kind_cases[_i].N, dl = kind_cases[_i].drop_last;
+    for (int e = 0; e < 3; e++) {
+        sampler_t *s = make_kind(size, N, 21, dl, SAMPLER_SHUFFLE_THEN_SHARD, e);
+        sampler_t *d = make_ranks(size, N, 21, 1, dl, e);
+        sampler_t *one = make_ranks(size, 1, 21, 1, 0, e);
+        int *counts = calloc(size, sizeof *counts);
+        for (int r = 0; r < N; r++) {
+            ck_assert_uint_eq(s[r].num_samples, d[r].num_samples);
+            for (size_t k = 0; k < s[r].num_samples; k++)
+                ck_assert_uint_eq(s[r].indices[k], one[0].perm[((size_t)r * s[r].num_samples + k) % size]);
+        }
+        count_all(s, N, size, counts);
+        size_t total = s[0].num_samples * (size_t)N;
+        for (size_t i = 0; i < size; i++) {
+            if (total == size) ck_assert_int_eq(counts[i], 1);        /* disjoint and covering */
+            else if (!dl) ck_assert_int_ge(counts[i], 1);             /* padded: covering */
+            else ck_assert_int_le(counts[i], 1);                      /* dropped: disjoint */
+        }
+        if (N > 1 && size >= 100 && e == 0)
+            ck_assert_msg(memcmp(s[0].indices, d[0].indices, s[0].num_samples * sizeof(uint32_t)) != 0,
+                          "shuffle-then-shard gave distributed's indices");
+        free(counts);
+        free_ranks(s, N); free_ranks(d, N); free_ranks(one, 1);
+    }
+}
+END_TEST
+
+/* shard-then-shuffle: the SET of each rank's indices is its fixed contiguous shard of the file
+ * order, the same in every epoch; only the order changes from epoch to epoch */
+START_TEST(test_sampler_shard_then_shuffle) {
+    size_t size = kind_cases[_i].size;
+    int N = kind_cases[_i].N, dl = kind_cases[_i].drop_last;
+    sampler_t *s0 = make_kind(size, N, 5, dl, SAMPLER_SHARD_THEN_SHUFFLE, 0);
+    int *counts = calloc(size, sizeof *counts);
+    count_all(s0, N, size, counts);
+    size_t total = s0[0].num_samples * (size_t)N;
+    for (size_t i = 0; i < size; i++) {
+        if (total == size) ck_assert_int_eq(counts[i], 1);
+        else if (!dl) ck_assert_int_ge(counts[i], 1);
+        else ck_assert_int_le(counts[i], 1);
+    }
+    for (int e = 1; e < 4; e++) {
+        sampler_t *s = make_kind(size, N, 5, dl, SAMPLER_SHARD_THEN_SHUFFLE, e);
+        for (int r = 0; r < N; r++) {
+            size_t ns = s[r].num_samples;
+            int *seen = calloc(size, sizeof *seen);
+            for (size_t k = 0; k < ns; k++) seen[s[r].indices[k]]++;
+            for (size_t k = 0; k < ns; k++) {
+                size_t want = ((size_t)r * ns + k) % size;   /* the shard, in file order */
+                ck_assert_int_ge(seen[want], 1);
+            }
+            if (ns >= 20)
+                ck_assert_msg(memcmp(s[r].indices, s0[r].indices, ns * sizeof(uint32_t)) != 0,
+                              "rank %d: epoch %d has the order of epoch 0", r, e);
+            free(seen);
+        }
+        free_ranks(s, N);
+    }
+    free(counts);
+    free_ranks(s0, N);
+}
+END_TEST
+
+/* split-epochs: every rank walks ALL samples each epoch, in the order of data epoch e*N + r
+ * (the distributed N = 1 permutation of that epoch), so the ranks' orders differ */
+START_TEST(test_sampler_split_epochs) {
+    size_t size = kind_cases[_i].size;
+    int N = kind_cases[_i].N, dl = kind_cases[_i].drop_last;
+    for (int e = 0; e < 3; e++) {
+        sampler_t *s = make_kind(size, N, 8, dl, SAMPLER_SPLIT_EPOCHS, e);
+        for (int r = 0; r < N; r++) {
+            ck_assert_uint_eq(s[r].num_samples, size);
+            int *seen = calloc(size, sizeof *seen);
+            for (size_t k = 0; k < size; k++) seen[s[r].indices[k]]++;
+            for (size_t i = 0; i < size; i++) ck_assert_int_eq(seen[i], 1);   /* a permutation */
+            free(seen);
+            sampler_t *one = make_ranks(size, 1, 8, 1, 0, e * N + r);
+            ck_assert_mem_eq(s[r].indices, one[0].indices, size * sizeof(uint32_t));
+            free_ranks(one, 1);
+        }
+        if (N > 1 && size >= 100)
+            ck_assert_msg(memcmp(s[0].indices, s[1].indices, size * sizeof(uint32_t)) != 0, "ranks 0 and 1 share an order");
+        free_ranks(s, N);
+    }
+}
+END_TEST
+
+/* every kind depends on (seed, epoch, rank) only: rebuilt samplers agree, switching kinds back
+ * restores distributed exactly, and another seed changes the order */
+START_TEST(test_sampler_kinds_deterministic) {
+    for (int k = 0; k <= SAMPLER_SPLIT_EPOCHS; k++) {
+        sampler_t *a = make_kind(257, 4, 99, 0, (sampler_kind_t)k, 3);
+        sampler_t *b = make_kind(257, 4, 99, 0, (sampler_kind_t)k, 3);
+        sampler_t *c = make_kind(257, 4, 98, 0, (sampler_kind_t)k, 3);
+        for (int r = 0; r < 4; r++) {
+            ck_assert_mem_eq(a[r].indices, b[r].indices, a[r].num_samples * sizeof(uint32_t));
+            ck_assert_msg(memcmp(a[r].indices, c[r].indices, a[r].num_samples * sizeof(uint32_t)) != 0,
+                          "kind %d rank %d: seed does not matter", k, r);
+        }
+        free_ranks(a, 4); free_ranks(b, 4); free_ranks(c, 4);
+    }
+    sampler_t *d = make_ranks(257, 4, 99, 1, 0, 3);
+    sampler_t *x = make_kind(257, 4, 99, 0, SAMPLER_SPLIT_EPOCHS, 3);
+    for (int r = 0; r < 4; r++) {
+        sampler_set_kind(&x[r], SAMPLER_DISTRIBUTED);
+        ck_assert_uint_eq(x[r].num_samples, d[r].num_samples);
+        ck_assert_mem_eq(x[r].indices, d[r].indices, d[r].num_samples * sizeof(uint32_t));
+    }
+    free_ranks(d, 4); free_ranks(x, 4);
+    static const struct { const char *name; int ok; sampler_kind_t k; } names[] = {
+        {"distributed", 1, SAMPLER_DISTRIBUTED}, {"shard-then-shuffle", 1, SAMPLER_SHARD_THEN_SHUFFLE},
+        {"shuffle-then-shard", 1, SAMPLER_SHUFFLE_THEN_SHARD}, {"split-epochs", 1, SAMPLER_SPLIT_EPOCHS},
+        {"", 0, 0}, {"Distributed", 0, 0}, {"split", 0, 0}, {"split-epochsx", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        sampler_kind_t k = SAMPLER_DISTRIBUTED;
+        ck_assert_int_eq(sampler_kind_parse(names[i].name, &k), names[i].ok ? 0 : -1);
+        if (names[i].ok) {
+            ck_assert_int_eq(k, names[i].k);
+            ck_assert_str_eq(sampler_kind_name(k), names[i].name);
+        }
+    }
+}
+END_TEST
+
 static Suite *suite_sampler(void) {
     Suite *s = suite_create("sampler");
     TCase *tc = tcase_create("core");
@@ -661,6 +816,11 @@ static Suite *suite_sampler(void) {
     tcase_add_test(tc, test_sampler_disjoint_cover);
     tcase_add_test(tc, test_sampler_padding);
     tcase_add_test(tc, test_sampler_union_is_big_batch);
+    int nk = (int)(sizeof kind_cases / sizeof *kind_cases);
+    tcase_add_loop_test(tc, test_sampler_shuffle_then_shard, 0, nk);
+    tcase_add_loop_test(tc, test_sampler_shard_then_shuffle, 0, nk);
+    tcase_add_loop_test(tc, test_sampler_split_epochs, 0, nk);
+    tcase_add_test(tc, test_sampler_kinds_deterministic);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -567,6 +567,184 @@ Suite *suite_optim(void) {
     return s;
 }
 
+/* ------------------------------------------------------------------ optim: adam and lars */
+
+/* naive double-precision torch.optim.Adam (L2 decay), the reference for optim_step */
+static void ref_adam(double *p, const double *g, double *m, double *v, size_t n, int t, double lr,
+                     double b1, double b2, double eps, double wd) {
+    double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
+    for (size_t i = 0; i < n; i++) {
+        double d = g[i] + wd * p[i];
+        m[i] = b1 * m[i] + (1 - b1) * d;
+        v[i] = b2 * v[i] + (1 - b2) * d * d;
+        p[i] -= lr * (m[i] / bc1) / (sqrt(v[i] / bc2) + eps);
+    }
+}
+
+/* naive double-precision LARS over a layout of (length, is_bias) segments */
+static void ref_lars(double *p, const double *g, double *v, const size_t *len, const int *bias, int nseg,
+                     double lr, double mu, double wd, double eta) {
+    size_t off = 0;
+    for (int k = 0; k < nseg; off += len[k], k++) {
+        double wn = 0, gn = 0;
+        for (size_t i = off; i < off + len[k]; i++) { wn += p[i] * p[i]; gn += g[i] * g[i]; }
+        wn = sqrt(wn); gn = sqrt(gn);
+        double tr = bias[k] ? 1 : (wn > 0 && gn > 0 ? eta * wn / (gn + wd * wn) : 1);
+        double dec = bias[k] ? 0 : wd;
+        for (size_t i = off; i < off + len[k]; i++) {
+            v[i] = mu * v[i] + tr * (g[i] + dec * p[i]);
+            p[i] -= lr * v[i];
+        }
+    }
+}
+
+/* five steps of random gradients: optim_step against the double reference; the step count
+ * block holds t after every step; optim_step_clear_grads gives the same params and state */
+START_TEST(optim_adam_matches_reference) {
+    enum { N = 301 };
+    optim_config_t c = {.lr = 1, .weight_decay = 0.01f, .kind = OPTIM_ADAM, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
+    ck_assert_uint_eq(optim_state_per_param(&c), 3);
+    static float p[N], g[N], st[3 * N], p2[N], g2[N], st2[3 * N];
+    static double rp[N], rg[N], rm[N], rv[N];
+    rng_t r;
+    rng_init(&r, 5, 0);
+    fill_random(p, N, &r, 1.0f);
+    for (int i = 0; i < N; i++) rp[i] = p[i];
+    memcpy(p2, p, sizeof p);
+    for (int t = 1; t <= 5; t++) {
+        fill_random(g, N, &r, 0.1f);
+        for (int i = 0; i < N; i++) rg[i] = g[i];
+        memcpy(g2, g, sizeof g);
+        optim_step(&c, p, g, st, N, 0.01f);
+        optim_step_clear_grads(&c, p2, g2, st2, N, 0.01f);
+        ref_adam(rp, rg, rm, rv, N, t, 0.01, 0.9, 0.999, 1e-8, 0.01);
+        assert_close(p, rp, N, 2e-6, "adam p");
+        assert_close(st, rm, N, 2e-6, "adam m");
+        assert_close(st + N, rv, N, 2e-6, "adam v");
+        for (int i = 0; i < N; i++) ck_assert_float_eq(st[2 * N + i], (float)t);
+        ck_assert_mem_eq(p, p2, sizeof p);
+        ck_assert_mem_eq(st, st2, sizeof st);
+        for (int i = 0; i < N; i++) ck_assert_float_eq(g2[i], 0.0f);
+    }
+    /* the first step moves every parameter by about lr (m/sqrt(v) = sign(g) after bias correction) */
+    optim_config_t c0 = c;
+    c0.weight_decay = 0;
+    float q[3] = {1, 1, 1}, gq[3] = {0.5f, -2.0f, 1e-3f}, sq[9] = {0};
+    optim_step(&c0, q, gq, sq, 3, 0.1f);
+    ck_assert_float_eq_tol(q[0], 0.9f, 1e-6f);
+    ck_assert_float_eq_tol(q[1], 1.1f, 1e-6f);
+    ck_assert_float_eq_tol(q[2], 0.9f, 1e-4f);
+}
+END_TEST
+
+/* layout 3 -> 4 -> 2: W0 (12), b0 (4), W1 (8), b1 (2) */
+static const int lars_sizes[] = {3, 4, 2};
+
+START_TEST(optim_lars_matches_reference) {
+    enum { N = 26 };
+    optim_config_t c = {.lr = 1, .momentum = 0.9f, .weight_decay = 1e-3f, .kind = OPTIM_LARS, .lars_eta = 0.02f};
+    ck_assert_int_eq(optim_set_layout(&c, lars_sizes, 3), 0);
+    ck_assert_int_eq(c.nseg, 4);
+    ck_assert_uint_eq(c.seg_lo[3] + c.seg_len[3], N);
+    ck_assert_uint_eq(optim_state_per_param(&c), 1);
+    const size_t len[] = {12, 4, 8, 2};
+    const int bias[] = {0, 1, 0, 1};
+    float p[N], g[N], v[N] = {0};
+    double rp[N], rg[N], rv[N] = {0};
+    rng_t r;
+    rng_init(&r, 9, 0);
+    fill_random(p, N, &r, 1.0f);
+    for (int i = 0; i < N; i++) rp[i] = p[i];
+    for (int t = 0; t < 4; t++) {
+        fill_random(g, N, &r, 0.5f);
+        for (int i = 0; i < N; i++) rg[i] = g[i];
+        optim_step(&c, p, g, v, N, 0.3f);
+        ref_lars(rp, rg, rv, len, bias, 4, 0.3, 0.9, 1e-3, 0.02);
+        assert_close(p, rp, N, 1e-6, "lars p");
+        assert_close(v, rv, N, 1e-6, "lars v");
+    }
+    /* by hand: one weight [3, 4] (norm 5), gradient [0.3, 0.4] (norm 0.5), eta 0.1, no decay:
+     * trust = 0.1 * 5 / 0.5 = 1, v = g, p = w - lr g; with a zero gradient, trust falls back to 1 */
+    optim_config_t h = {.kind = OPTIM_LARS, .lars_eta = 0.1f};
+    const int hs[] = {2, 1};   /* W (1 x 2), b (1) */
+    optim_set_layout(&h, hs, 2);
+    float hp[3] = {3, 4, 7}, hg[3] = {0.3f, 0.4f, 1}, hv[3] = {0};
+    optim_step(&h, hp, hg, hv, 3, 1.0f);
+    ck_assert_float_eq_tol(hp[0], 2.7f, 1e-6f);
+    ck_assert_float_eq_tol(hp[1], 3.6f, 1e-6f);
+    ck_assert_float_eq_tol(hp[2], 6.0f, 1e-6f);   /* bias: plain SGD */
+    h.lars_eta = 0.2f;                            /* trust 2 */
+    float hp2[3] = {3, 4, 7}, hv2[3] = {0};
+    optim_step(&h, hp2, hg, hv2, 3, 1.0f);
+    ck_assert_float_eq_tol(hp2[0], 2.4f, 1e-6f);
+}
+END_TEST
+
+/* a PS shard steps its range with optim_step_at: the shards of optim_shard_range (LARS) or of
+ * the even split (Adam) reproduce the whole-model step bit for bit */
+START_TEST(optim_shards_match_whole) {
+    const int sizes[] = {30, 20, 7, 5};   /* W0 600, b0 20, W1 140, b1 7, W2 35, b2 5 = 807 */
+    enum { N = 807 };
+    for (int kind = OPTIM_ADAM; kind <= OPTIM_LARS; kind++) {
+        optim_config_t c = {.momentum = 0.9f, .weight_decay = 1e-3f, .kind = (optim_kind_t)kind,
+                            .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .lars_eta = 0.01f};
+        ck_assert_int_eq(optim_set_layout(&c, sizes, 4), 0);
+        size_t spp = optim_state_per_param(&c);
+        for (int S = 1; S <= 6; S++) {
+            static float p[N], g[N], st[3 * N], sp[N], sst[3 * N], buf[3 * N];
+            rng_t r;
+            rng_init(&r, 3, (uint64_t)S);
+            fill_random(p, N, &r, 1.0f);
+            memcpy(sp, p, sizeof p);
+            memset(st, 0, sizeof st);
+            memset(sst, 0, sizeof sst);
+            for (int t = 0; t < 3; t++) {
+                fill_random(g, N, &r, 0.1f);
+                optim_step(&c, p, g, st, N, 0.05f);
+                size_t covered = 0;
+                for (int s = 0; s < S; s++) {
+                    size_t lo, len;
+                    int rc = optim_shard_range(&c, N, S, s, &lo, &len);
+                    if (kind == OPTIM_LARS && S > 1) ck_assert_int_eq(rc, 0);
+                    if (rc != 0) { lo = (size_t)s * N / S; len = (size_t)(s + 1) * N / S - lo; }
+                    ck_assert_uint_eq(lo, covered);   /* contiguous, disjoint, in order */
+                    ck_assert_uint_gt(len, 0);
+                    covered += len;
+                    /* the shard's state is spp blocks of len, as a server holds it */
+                    for (size_t k = 0; k < spp; k++) memcpy(buf + k * len, sst + k * N + lo, len * sizeof(float));
+                    optim_step_at(&c, sp + lo, g + lo, buf, len, 0.05f, lo);
+                    for (size_t k = 0; k < spp; k++) memcpy(sst + k * N + lo, buf + k * len, len * sizeof(float));
+                }
+                ck_assert_uint_eq(covered, N);
+            }
+            ck_assert_mem_eq(sp, p, sizeof p);
+            ck_assert_mem_eq(sst, st, spp * N * sizeof(float));
+        }
+        if (kind == OPTIM_LARS) {   /* 6 tensors: 7 servers cannot each hold whole ones */
+            size_t lo, len;
+            ck_assert_int_eq(optim_shard_range(&c, N, 7, 0, &lo, &len), -2);
+            ck_assert_int_eq(optim_shard_range(&c, N, 2, 0, &lo, &len), 0);
+            ck_assert_uint_eq(lo + len, 600);   /* W0 ends at 600, the segment start nearest 807/2 */
+        }
+    }
+    optim_config_t sgd = {0};
+    size_t lo, len;
+    ck_assert_int_eq(optim_shard_range(&sgd, N, 2, 0, &lo, &len), -1);
+    ck_assert_str_eq(optim_kind_name(OPTIM_ADAM), "adam");
+    ck_assert_str_eq(optim_kind_name(OPTIM_LARS), "lars");
+}
+END_TEST
+
+Suite *suite_optim_ext(void) {
+    Suite *s = suite_create("optim-adam-lars");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, optim_adam_matches_reference);
+    tcase_add_test(tc, optim_lars_matches_reference);
+    tcase_add_test(tc, optim_shards_match_whole);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
 /* ------------------------------------------------------------------------------------ blas */
 
 static const struct { const char *core; int f, bw, vl, a2, fma; const char *want; } picks[] = {
@@ -668,6 +846,7 @@ int main(int argc, char **argv) {
     SRunner *sr = srunner_create(suite_layers());
     srunner_add_suite(sr, suite_mlp());
     srunner_add_suite(sr, suite_optim());
+    srunner_add_suite(sr, suite_optim_ext());
     srunner_add_suite(sr, suite_blas());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
