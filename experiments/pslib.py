@@ -125,6 +125,19 @@ def ring_time(N, n, alpha, beta, gamma, share=1.0):
     return share * (2 * (N - 1) * alpha + 2.0 * (N - 1) / N * n * beta + (N - 1.0) / N * n * gamma)
 
 
+def hier_time(H, L, n, alpha, beta, gamma, alpha_intra, beta_intra):
+    """--hierarchical on H hosts of L ranks: MPI_Reduce to the host root (binomial tree:
+    ceil(log2 L) rounds of alpha_i + n beta_i + n gamma), psring's ring between the H roots over
+    the host links (ring_time(H, ...)), MPI_Bcast inside the host (ceil(log2 L) (alpha_i +
+    n beta_i)). Against the flat ring over all H L ranks, which crosses every host link at each of
+    its 2(HL-1) steps and so runs at the link's beta: ring_time(H L, ...) = 2(HL-1) alpha +
+    2(HL-1)/(HL) n beta + ...; the hierarchical one moves 2(H-1)/H n over each link instead and
+    pays 2(H-1) link latencies instead of 2(HL-1), for two intra-host passes of n."""
+    rounds = math.ceil(math.log2(L)) if L > 1 else 0
+    intra = rounds * (2 * alpha_intra + 2 * n * beta_intra + n * gamma)
+    return intra + ring_time(H, n, alpha, beta, gamma)
+
+
 def ps_time(N, S, n, alpha, beta, gamma, delta, sync="bsp", share=1.0):
     """Parameter server, S servers each holding n/S bytes, N workers, per worker step.
 
