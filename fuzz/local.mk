@@ -8,10 +8,12 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=un
   -fno-omit-frame-pointer -std=gnu11 -I$(top_srcdir)/src -I$(top_srcdir)/fuzz -I$(top_builddir) -D_GNU_SOURCE
 FUZZ_TARGETS = fuzz/fuzz_idx fuzz/fuzz_checkpoint fuzz/fuzz_wire fuzz/fuzz_options
 FUZZ_SRC_idx = $(top_srcdir)/fuzz/fuzz_idx.c $(top_srcdir)/src/data/idx.c
-FUZZ_SRC_checkpoint = $(top_srcdir)/fuzz/fuzz_checkpoint.c $(top_srcdir)/src/train/checkpoint.c
+FUZZ_SRC_checkpoint = $(top_srcdir)/fuzz/fuzz_checkpoint.c $(top_srcdir)/src/train/checkpoint.c \
+  $(top_srcdir)/src/model/optim.c $(top_srcdir)/src/common/check.c
 FUZZ_SRC_wire = $(top_srcdir)/fuzz/fuzz_wire.c $(top_srcdir)/src/ps/wire.c
 FUZZ_SRC_options = $(top_srcdir)/fuzz/fuzz_options.c $(top_srcdir)/src/train/options.c \
-  $(top_srcdir)/src/model/mlp.c $(top_srcdir)/src/model/layers.c $(top_srcdir)/src/common/check.c
+  $(top_srcdir)/src/model/mlp.c $(top_srcdir)/src/model/layers.c $(top_srcdir)/src/model/optim.c \
+  $(top_srcdir)/src/data/sampler.c $(top_srcdir)/src/common/check.c
 
 FUZZ_CHECK_CC = @if test "x$(HAVE_LIBFUZZER)" != xyes; then \
   echo "make fuzz: configure found no clang with libFuzzer (apt-get install clang, or set FUZZ_CC)" >&2; exit 1; fi
@@ -24,7 +26,7 @@ fuzz/fuzz_idx: $(FUZZ_SRC_idx) $(top_srcdir)/fuzz/fuzz_util.h
 fuzz/fuzz_checkpoint: $(FUZZ_SRC_checkpoint) $(top_srcdir)/fuzz/fuzz_util.h
 	$(FUZZ_CHECK_CC)
 	@$(MKDIR_P) fuzz
-	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_FLAGS) $(ZLIB_CFLAGS) $(FUZZ_SRC_checkpoint) -o $@ $(ZLIB_LIBS)
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_FLAGS) $(ZLIB_CFLAGS) $(FUZZ_SRC_checkpoint) -o $@ $(ZLIB_LIBS) -lm
 fuzz/fuzz_wire: $(FUZZ_SRC_wire)
 	$(FUZZ_CHECK_CC)
 	@$(MKDIR_P) fuzz
@@ -47,13 +49,14 @@ tests_fuzz_replay_idx_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/fuzz -DFUZZ_NAME
 tests_fuzz_replay_idx_LDADD = src/data/libdata.a src/common/libcommon.a $(ZLIB_LIBS)
 tests_fuzz_replay_checkpoint_SOURCES = fuzz/fuzz_checkpoint.c fuzz/replay_main.c
 tests_fuzz_replay_checkpoint_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/fuzz -DFUZZ_NAME='"checkpoint"'
-tests_fuzz_replay_checkpoint_LDADD = src/train/libtrain.a src/common/libcommon.a $(ZLIB_LIBS)
+tests_fuzz_replay_checkpoint_LDADD = src/train/libtrain.a src/model/libmodel.a src/common/libcommon.a \
+  $(BLAS_LIBS) $(ZLIB_LIBS) -lm
 tests_fuzz_replay_wire_SOURCES = fuzz/fuzz_wire.c fuzz/replay_main.c
 tests_fuzz_replay_wire_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/fuzz -DFUZZ_NAME='"wire"'
 tests_fuzz_replay_wire_LDADD = src/ps/libps.a src/common/libcommon.a -lm
 tests_fuzz_replay_options_SOURCES = fuzz/fuzz_options.c fuzz/replay_main.c
 tests_fuzz_replay_options_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/fuzz -DFUZZ_NAME='"options"'
-tests_fuzz_replay_options_LDADD = src/train/libtrain.a src/model/libmodel.a src/common/libcommon.a \
+tests_fuzz_replay_options_LDADD = src/train/libtrain.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
   $(BLAS_LIBS) $(ZLIB_LIBS) -lm
 
 # a hostile client for a running parameter server (tests/ps_hostile.sh, tests/ps_auth.sh)
