@@ -60,6 +60,14 @@ typedef struct {
      * stats (PS: servers' apply time, bytes per server), tell peers we are done. */
     int (*finish)(exchange_t *ex, float *params, size_t count);
     void (*free)(exchange_t *ex);
+    /* --device cuda (optional, may be NULL). One step on DEVICE buffers of the GPU this rank
+     * pinned: d_grads is the local mean gradient, on return d_params holds the new parameters and
+     * d_grads is all zero. Exchanges that set it keep their optimizer state on the device too
+     * (state_get/state_set still take host buffers). When NULL, the trainer stages instead:
+     * gradients D2H into a pinned host buffer, step() on host buffers, parameters H2D (the PS).
+     * Every other op keeps host pointers with --device cuda: the trainer copies its parameters
+     * down before sync_params/state_get/finish and up after sync_params/finish. */
+    int (*step_device)(exchange_t *ex, float *d_params, float *d_grads, size_t count, float lr);
 } exchange_ops_t;
 
 struct exchange {
@@ -75,6 +83,8 @@ struct exchange {
     void *impl;        /* the topology's own state */
     int step_clears_grads; /* 1: step() returns with grads all zero (local: cleared inside the
                             * optimizer's pass), so the trainer skips its own clearing pass */
+    void *device_impl;     /* --device cuda: the state behind step_device (device optimizer state,
+                            * the GPU ring), NULL on the CPU */
 };
 
 /* Builds the exchange for o->topology (starting MPI where the topology needs it), for a model
@@ -86,5 +96,8 @@ void exchange_free(exchange_t *ex);
 exchange_t *exchange_local_create(const options_t *o, size_t count);
 exchange_t *exchange_ring_create(const options_t *o, size_t count);
 exchange_t *exchange_ps_create(const options_t *o, size_t count);
+/* --device cuda (--with-cuda builds): local and ring with step_device; the PS stages */
+exchange_t *exchange_local_cuda_create(const options_t *o, size_t count);
+exchange_t *exchange_ring_cuda_create(const options_t *o, size_t count);
 
 #endif

@@ -9,12 +9,25 @@ noinst_HEADERS += src/train/options.h src/train/exchange.h src/train/checkpoint.
 bin_PROGRAMS += psring-train
 # exchange.c (the topology factory) sits in the program, not the library: it references every
 # topology library, which in turn uses libtrain, and static libraries link in one pass.
-psring_train_SOURCES = src/train/train.c src/train/exchange.c
+psring_train_SOURCES = src/train/train.c src/train/exchange.c src/train/model_ops.c
 psring_train_CFLAGS = $(AM_CFLAGS)
-# topology libraries first: they depend on train/model/data/common
-psring_train_LDADD = $(TOPOLOGY_LIBS) src/train/libtrain.a src/model/libmodel.a src/data/libdata.a \
-  src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
+# topology libraries first: they depend on train/model/data/common; the GPU libraries (empty
+# without CUDA, see src/ring/local.mk) before them, CUDA's own after everything
+psring_train_LDADD = $(PSRING_CUDA_FIRST) $(TOPOLOGY_LIBS) src/train/libtrain.a src/model/libmodel.a \
+  src/data/libdata.a src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm \
+  $(PSRING_CUDA_LAST)
+noinst_HEADERS += src/train/model_ops.h
+if HAVE_CUDA
+psring_train_SOURCES += src/train/exchange_local_cuda.c
+endif
+EXTRA_DIST += src/train/exchange_local_cuda.c
 # every library a psring binary links, in link order (for tests and benchmarks too)
 PSRING_LIBS = $(TOPOLOGY_LIBS) src/train/libtrain.a src/model/libmodel.a src/data/libdata.a \
   src/common/libcommon.a
 PSRING_EXTERNAL_LIBS = $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
+# --device: everywhere (refusals), and the GPU-vs-CPU training comparison (SKIP without a GPU)
+TESTS += tests/train_device.sh
+EXTRA_DIST += tests/train_device.sh tests/train_cuda.sh
+if HAVE_CUDA
+TESTS += tests/train_cuda.sh
+endif

@@ -26,6 +26,7 @@
 #include "train/checkpoint.h"
 #include "train/metrics.h"
 #include "train/timeline.h"
+#include "train/model_ops.h"
 
 /* per-phase wall time of this worker, seconds */
 typedef struct { double data, compute, train_total; } phase_times_t;
@@ -43,7 +44,10 @@ static void on_grad_ready(void *p, size_t offset, size_t count) {
 
 /* Test accuracy: each worker evaluates a contiguous slice of the test set, the exchange sums
  * the counts, so evaluation costs the same on every worker and nobody waits on worker 0. */
-static double evaluate(exchange_t *ex, mlp_t *m, const dataset_t *test, float *x, uint8_t *y) {
+static double evaluate(exchange_t *ex, model_t *md, const dataset_t *test) {
+    mlp_t *m = md->m;
+    float *x = md->x;
+    uint8_t *y = md->y;
     int lo = (int)((long)test->count * ex->rank / ex->world_size);
     int hi = (int)((long)test->count * (ex->rank + 1) / ex->world_size);
     double correct = 0;
@@ -53,7 +57,7 @@ static double evaluate(exchange_t *ex, mlp_t *m, const dataset_t *test, float *x
         if (n > 4096) n = 4096;
         for (int j = 0; j < n; j++) idx[j] = (uint32_t)(i + j);
         batch_gather(x, y, test, idx, n);
-        correct += mlp_correct(m, x, y, n);
+        correct += model_correct(md, n);
         i += n;
     }
     double v[2] = {correct, (double)(hi - lo)};
@@ -68,10 +72,12 @@ static void write_raw(const char *path, const float *p, size_t n) {
         die("--dump-params %s: write failed: %s", path, strerror(errno));
 }
 
-static void save_checkpoint(exchange_t *ex, const options_t *o, mlp_t *m, float *state, long step,
+static void save_checkpoint(exchange_t *ex, const options_t *o, model_t *md, float *state, long step,
                             int epoch, int batch_in_epoch) {
     /* state_get is called on worker 0 only (a PS pull) */
     if (ex->rank != 0) return;
+    mlp_t *m = md->m;
+    model_params_to_host(md);
     if (ex->ops->state_get(ex, m->params, state, m->nparams) != 0) die("reading optimizer state for the checkpoint failed");
     checkpoint_header_t h = {0};
     h.nsizes = m->nsizes;
@@ -97,6 +103,8 @@ int main(int argc, char **argv) {
     /* before anything loads OpenBLAS kernels or starts MPI: may re-exec this process */
     char blaslog[512] = "";
     blas_setup(argc, argv, o.threads, blaslog, sizeof blaslog);
+    /* --device cuda without a GPU (or a CUDA build): one line, exit 2, before MPI starts */
+    if (model_device_check(o.device) != 0) return EXIT_BADINPUT;
 
     size_t nparams = mlp_count_params(o.sizes, o.nsizes);
     exchange_t *ex = exchange_create(&o, nparams);
@@ -144,8 +152,10 @@ int main(int argc, char **argv) {
     mlp_init(&m, o.sizes, o.nsizes, b, o.seed);
     const size_t spp = optim_state_per_param(&ex->optim);
     float *state = xcalloc(nparams * spp, sizeof(float));
-    float *x = xmalloc(sizeof(float) * (size_t)b * (size_t)train.dim);
-    uint8_t *y = xmalloc((size_t)b);
+    model_t md;
+    model_init(&md, &m, o.device, ex->local_rank);
+    float *x = md.x;      /* pinned with --device cuda */
+    uint8_t *y = md.y;
 
     long step = 0;
     int start_epoch = 0, start_batch = 0;
@@ -166,6 +176,7 @@ int main(int argc, char **argv) {
         if (!o.quiet) printf0("resumed from %s at step %ld (epoch %d, batch %d)\n", o.resume, step, start_epoch + 1, start_batch);
     }
     if (ex->ops->sync_params(ex, m.params, nparams) != 0) die("initial parameter sync failed");
+    model_params_to_device(&md);
 
     if (!o.quiet)
         printf0("psring-train: topology %s, %d worker%s x batch %d%s = global batch %ld, layers %s (%zu params), "
@@ -188,7 +199,7 @@ int main(int argc, char **argv) {
     long samples_done = 0;
     int stop = 0;
     int next_epoch = start_epoch, next_batch = start_batch;   /* where a resumed run continues */
-    mlp_zero_grad(&m);
+    model_zero_grad(&md);
     for (int epoch = start_epoch; epoch < o.epochs && !stop; epoch++) {
         sampler_set_epoch(&sampler, epoch);
         double ep_loss = 0, ep_t0 = timer_now();
@@ -207,10 +218,10 @@ int main(int argc, char **argv) {
                 int n = (int)(sampler.num_samples - off < (size_t)b ? sampler.num_samples - off : (size_t)b);
                 batch_gather(x, y, &train, sampler.indices + off, n);
                 double tb = timer_now();
-                loss += mlp_forward(&m, x, y, n);
+                loss += model_forward(&md, n);
                 double tf = timer_now();
                 int last = k == micro - 1;
-                mlp_backward(&m, x, y, n, overlap && last ? on_grad_ready : NULL, &grc);
+                model_backward(&md, n, overlap && last ? on_grad_ready : NULL, &grc);
                 double tc = timer_now();
                 timeline_event("data", ta, tb);
                 timeline_event("forward", tb, tf);
@@ -221,13 +232,12 @@ int main(int argc, char **argv) {
             }
             loss /= micro;
             if (micro > 1 && !overlap)
-                for (size_t i = 0; i < nparams; i++) m.grads[i] *= grc.scale;
+                model_scale_grads(&md, grc.scale);
             float lr = lr_target;
             if (step < warmup_steps) lr = o.lr + (lr_target - o.lr) * (float)step / (float)warmup_steps;
             double ts = timer_now();
-            if (ex->ops->step(ex, m.params, m.grads, nparams, lr) != 0) die("exchange step %ld failed", step);
+            if (model_step(&md, ex, lr) != 0) die("exchange step %ld failed", step);   /* grads come back zero */
             timeline_event("exchange", ts, timer_now());
-            if (!ex->step_clears_grads) mlp_zero_grad(&m);   /* local clears them in the optimizer's pass */
             step++;
             ep_steps++;
             pt.train_total += timer_now() - t0;
@@ -244,27 +254,29 @@ int main(int argc, char **argv) {
             next_epoch = bi >= batches_per_epoch ? epoch + 1 : epoch;
             next_batch = bi >= batches_per_epoch ? 0 : (int)bi;
             if (o.checkpoint[0] && o.checkpoint_every && step % o.checkpoint_every == 0)
-                save_checkpoint(ex, &o, &m, state, step, next_epoch, next_batch);
+                save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch);
         }
         if (ep_steps == 0) continue;
         double v[1] = {ep_loss / (double)ep_steps};
         if (ex->ops->average(ex, v, 1) != 0) die("averaging the epoch loss failed");
         last_loss = v[0];
         double ep_time = timer_now() - ep_t0;
-        test_acc = evaluate(ex, &m, &test, x, y);
+        test_acc = evaluate(ex, &md, &test);
         if (!o.quiet)
             printf0("epoch %3d/%d  step %7ld  loss %.4f  test %.2f%%  samples/s %9.0f  elapsed %.1fs\n", epoch + 1, o.epochs,
                     step, last_loss, 100.0 * test_acc, (double)ep_steps * (double)global_batch / ep_time,
                     timer_now() - wall0);
         /* every epoch, so a killed job loses at most one epoch */
-        if (o.checkpoint[0] && !stop) save_checkpoint(ex, &o, &m, state, step, next_epoch, next_batch);
+        if (o.checkpoint[0] && !stop) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch);
     }
     if (losslog) fclose(losslog);
 
+    model_params_to_host(&md);
     if (ex->ops->finish(ex, m.params, nparams) != 0) die("finishing the exchange failed");
+    model_params_to_device(&md);
     double wall = timer_now() - wall0;
-    test_acc = evaluate(ex, &m, &test, x, y);
-    if (o.checkpoint[0]) save_checkpoint(ex, &o, &m, state, step, next_epoch, next_batch);
+    test_acc = evaluate(ex, &md, &test);
+    if (o.checkpoint[0]) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch);
     if (o.dump_params[0] && ex->rank == 0) write_raw(o.dump_params, m.params, nparams);
 
     /* worker means of the per-phase times, so the CSV describes a typical worker */
@@ -299,7 +311,7 @@ int main(int argc, char **argv) {
                 metrics_set(&r, "lost_workers", "%d", ex->stats.lost_workers);
             }
             metrics_set(&r, "workers", "%d", N);
-            metrics_set(&r, "device", "cpu");
+            metrics_set(&r, "device", "%s", o.device == DEVICE_CUDA ? "cuda" : "cpu");
             if (ring || ps) metrics_set(&r, "fp16", "%d", o.fp16);
             if (ring) metrics_set(&r, "overlap", "%d", o.overlap);
             metrics_set(&r, "accumulate", "%d", K);
@@ -330,7 +342,8 @@ int main(int argc, char **argv) {
      * write theirs only once every worker said goodbye (in exchange_free) */
     const int tl_merge = o.timeline[0] && ex->rank == 0, tl_procs = ex->process_count;
     if (timeline_finish(0, err, sizeof err) != 0) die("%s", err);
-    free(x); free(y); free(state);
+    free(state);
+    model_free(&md);
     mlp_free(&m);
     sampler_free(&sampler);
     dataset_free(&train);

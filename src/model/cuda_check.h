@@ -1,0 +1,25 @@
+/* cuda_check.h: cudaCheck / cublasCheck for the GPU path (llm.c style): a failing CUDA or cuBLAS
+ * call dies with its file:line, the call's text and the library's own message. Only CUDA-built
+ * sources include it (it needs the CUDA headers); C callers see the opaque APIs of mlp_cuda.h. */
+#ifndef PSRING_CUDA_CHECK_H
+#define PSRING_CUDA_CHECK_H
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "common/check.h"
+#ifdef __cplusplus
+}
+#endif
+
+static inline void cuda_check_at(cudaError_t e, const char *what, const char *file, int line) {
+    if (e != cudaSuccess) die_at(file, line, 1, "%s: %s (CUDA error %d)", what, cudaGetErrorString(e), (int)e);
+}
+static inline void cublas_check_at(cublasStatus_t s, const char *what, const char *file, int line) {
+    if (s != CUBLAS_STATUS_SUCCESS) die_at(file, line, 1, "%s: %s (cuBLAS status %d)", what, cublasGetStatusString(s), (int)s);
+}
+#define cudaCheck(call) cuda_check_at((call), #call, __FILE__, __LINE__)
+#define cublasCheck(call) cublas_check_at((call), #call, __FILE__, __LINE__)
+
+#endif

@@ -1,0 +1,397 @@
+/* mlp_cuda.cu: mlp_cuda.h on cuBLAS plus one small kernel per elementwise step. Kernels are kept
+ * plain (one thread per element or per row, grid-stride loops) so that they are obviously the
+ * loops of layers.c / optim.c; the GEMMs dominate. Deliberately not here: fused kernels, streams
+ * other than the default one, half precision.
+ *
+ * Row-major through column-major cuBLAS: a row-major (R, C) matrix with leading dimension C is
+ * the column-major (C, R) matrix, its transpose. So row-major out = inp @ w^T becomes
+ * column-major out^T (OUT,B) = w^T^T ... written out per call below. */
+#include "mlp_cuda.h"
+#include "cuda_check.h"
+#include <math.h>
+#include <string.h>
+
+#define THREADS 256
+
+static unsigned blocks_for(size_t n) {
+    size_t b = (n + THREADS - 1) / THREADS;
+    if (b > 65535u * 4) b = 65535u * 4;     /* grid-stride loops cover the rest */
+    return b ? (unsigned)b : 1u;
+}
+
+/* ---- devices ---- */
+extern "C" int cuda_device_count(char *why, size_t whylen) {
+    int n = 0;   /* left untouched when the call fails (no driver): so 0 */
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        if (why) snprintf(why, whylen, "%s", cudaGetErrorString(e));
+        (void)cudaGetLastError();   /* clear the sticky-less error so later calls start clean */
+        return 0;
+    }
+    if (n == 0 && why) snprintf(why, whylen, "no CUDA device found");
+    return n;
+}
+
+extern "C" int cuda_device_pin(int local_rank, char *why, size_t whylen) {
+    int n = cuda_device_count(why, whylen);
+    if (n <= 0) return -1;
+    int dev = (local_rank < 0 ? 0 : local_rank) % n;
+    cudaError_t e = cudaSetDevice(dev);
+    if (e != cudaSuccess) {
+        if (why) snprintf(why, whylen, "cudaSetDevice(%d): %s", dev, cudaGetErrorString(e));
+        return -1;
+    }
+    return dev;
+}
+
+extern "C" void cuda_device_name(char *name, size_t len) {
+    int dev = 0;
+    cudaCheck(cudaGetDevice(&dev));
+    cudaDeviceProp p;
+    cudaCheck(cudaGetDeviceProperties(&p, dev));
+    snprintf(name, len, "%s", p.name);
+}
+
+/* ---- buffers ---- */
+extern "C" float *cuda_floats_alloc(size_t n) {
+    float *d = NULL;
+    cudaCheck(cudaMalloc((void **)&d, (n ? n : 1) * sizeof(float)));
+    cudaCheck(cudaMemset(d, 0, (n ? n : 1) * sizeof(float)));
+    return d;
+}
+extern "C" void cuda_floats_free(float *d) { if (d) cudaCheck(cudaFree(d)); }
+extern "C" void cuda_to_device(float *d_dst, const float *h_src, size_t n) {
+    if (n) cudaCheck(cudaMemcpy(d_dst, h_src, n * sizeof(float), cudaMemcpyHostToDevice));
+}
+extern "C" void cuda_to_host(float *h_dst, const float *d_src, size_t n) {
+    if (n) cudaCheck(cudaMemcpy(h_dst, d_src, n * sizeof(float), cudaMemcpyDeviceToHost));
+}
+extern "C" void cuda_zero(float *d, size_t n) {
+    if (n) cudaCheck(cudaMemsetAsync(d, 0, n * sizeof(float), 0));
+}
+extern "C" void cuda_sync(void) { cudaCheck(cudaDeviceSynchronize()); }
+extern "C" void cuda_host_register(void *p, size_t bytes) {
+    if (bytes) cudaCheck(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
+}
+extern "C" void cuda_host_unregister(void *p) { if (p) cudaCheck(cudaHostUnregister(p)); }
+extern "C" void *cuda_host_alloc(size_t bytes) {
+    void *p = NULL;
+    cudaCheck(cudaMallocHost(&p, bytes ? bytes : 1));
+    memset(p, 0, bytes ? bytes : 1);
+    return p;
+}
+extern "C" void cuda_host_free(void *p) { if (p) cudaCheck(cudaFreeHost(p)); }
+
+__global__ void scale_kernel(float *d, float s, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        d[i] *= s;
+}
+extern "C" void cuda_scale(float *d, float s, size_t n) {
+    if (!n) return;
+    scale_kernel<<<blocks_for(n), THREADS>>>(d, s, n);
+    cudaCheck(cudaGetLastError());
+}
+
+/* ---- optimizer: optim.c's loops, one thread per element. __fmul_rn / __fadd_rn keep nvcc from
+ * contracting into FMA, so each element rounds exactly as optim.c's (no-FMA) loop does. ---- */
+__global__ void sgd_kernel(float *p, float *g, float *v, size_t n, float mu, float wd, float lr, int clear) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float d = __fadd_rn(g[i], __fmul_rn(wd, p[i]));      /* d = g + wd p */
+        float vi = __fadd_rn(__fmul_rn(mu, v[i]), d);         /* v = mu v + d */
+        v[i] = vi;
+        p[i] = __fsub_rn(p[i], __fmul_rn(lr, vi));            /* p -= lr v */
+        if (clear) g[i] = 0.0f;
+    }
+}
+
+__global__ void adam_kernel(float *p, float *g, float *m, float *v, float *tb, size_t n, float b1, float b2,
+                            float eps, float wd, float step_size, float bc2_sqrt, float tnew, int clear) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float d = __fadd_rn(g[i], __fmul_rn(wd, p[i]));
+        float mi = __fadd_rn(__fmul_rn(b1, m[i]), __fmul_rn(__fsub_rn(1.0f, b1), d));
+        float vi = __fadd_rn(__fmul_rn(b2, v[i]), __fmul_rn(__fmul_rn(__fsub_rn(1.0f, b2), d), d));
+        m[i] = mi;
+        v[i] = vi;
+        float den = __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), bc2_sqrt), eps);
+        p[i] = __fsub_rn(p[i], __fmul_rn(step_size, __fdiv_rn(mi, den)));
+        tb[i] = tnew;
+        if (clear) g[i] = 0.0f;
+    }
+}
+
+extern "C" int optim_cuda_supports(const optim_config_t *c) {
+    return c->kind == OPTIM_SGD || c->kind == OPTIM_ADAM;
+}
+
+extern "C" void optim_cuda_step(const optim_config_t *c, float *d_params, float *d_grads, float *d_state,
+                                size_t count, float lr, long adam_t, int clear_grads) {
+    if (count == 0) return;
+    switch (c->kind) {
+    case OPTIM_SGD:
+        sgd_kernel<<<blocks_for(count), THREADS>>>(d_params, d_grads, d_state, count, c->momentum,
+                                                   c->weight_decay, lr, clear_grads);
+        cudaCheck(cudaGetLastError());
+        return;
+    case OPTIM_ADAM: {
+        /* the bias corrections in double on the host, exactly as optim.c computes them */
+        double t = (double)adam_t + 1.0;
+        float step_size = (float)((double)lr / (1.0 - pow((double)c->beta1, t)));
+        float bc2_sqrt = (float)sqrt(1.0 - pow((double)c->beta2, t));
+        adam_kernel<<<blocks_for(count), THREADS>>>(d_params, d_grads, d_state, d_state + count, d_state + 2 * count,
+                                                    count, c->beta1, c->beta2, c->eps, c->weight_decay, step_size,
+                                                    bc2_sqrt, (float)t, clear_grads);
+        cudaCheck(cudaGetLastError());
+        return;
+    }
+    default:
+        die("optim_cuda_step: optimizer %s is not implemented on the GPU", optim_kind_name(c->kind));
+    }
+}
+
+/* ---- layers ---- */
+struct mlp_cuda {
+    int nsizes, nlayers, max_batch, sizes[MLP_MAX_SIZES];
+    size_t nparams, w_off[MLP_MAX_SIZES], b_off[MLP_MAX_SIZES];
+    float *buf;                    /* one allocation: params (nparams), then grads (nparams) */
+    float *params, *grads;
+    float *acts[MLP_MAX_SIZES], *probs, *dbuf[2], *x, *rowloss, *loss;
+    uint8_t *y;
+    int *correct;
+    float *h_x;                    /* pinned */
+    uint8_t *h_y;
+    float *h_loss;
+    int *h_correct;
+    cublasHandle_t cublas;
+};
+
+/* out (B,OUT) = b broadcast over rows; SGEMM then accumulates on top (beta 1), as layers.c */
+__global__ void bias_fill_kernel(float *out, const float *b, int B, int OUT) {
+    size_t n = (size_t)B * OUT;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = b[i % OUT];
+}
+
+__global__ void relu_forward_kernel(float *x, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+/* dinp = dout * (out > 0), in place allowed */
+__global__ void relu_backward_kernel(float *dinp, const float *dout, const float *out, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dinp[i] = out[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+/* db[o] += sum over rows of dout[r][o]: one thread per column, rows in order (deterministic) */
+__global__ void bias_grad_kernel(float *db, const float *dout, int B, int OUT) {
+    int o = blockIdx.x * blockDim.x + threadIdx.x;
+    if (o >= OUT) return;
+    float s = 0.0f;
+    for (int r = 0; r < B; r++) s += dout[(size_t)r * OUT + o];
+    db[o] += s;
+}
+
+/* one thread per row: probs = softmax(logits), rowloss[r] = log(sum exp(z - max)) - (z_y - max) */
+__global__ void softmax_xent_forward_kernel(float *probs, float *rowloss, const float *logits, const uint8_t *y,
+                                            int B, int C) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= B) return;
+    const float *z = logits + (size_t)r * C;
+    float *p = probs + (size_t)r * C;
+    float maxv = z[0];
+    for (int j = 1; j < C; j++) maxv = z[j] > maxv ? z[j] : maxv;
+    float sum = 0.0f;
+    for (int j = 0; j < C; j++) { p[j] = expf(z[j] - maxv); sum += p[j]; }
+    float inv = 1.0f / sum;
+    for (int j = 0; j < C; j++) p[j] *= inv;
+    rowloss[r] = (float)((double)logf(sum) - (double)(z[y[r]] - maxv));
+}
+
+/* loss = mean of rowloss, summed in double by one block (B is a batch: thousands at most) */
+__global__ void mean_kernel(float *loss, const float *rowloss, int B) {
+    __shared__ double part[THREADS];
+    double s = 0.0;
+    for (int i = threadIdx.x; i < B; i += blockDim.x) s += (double)rowloss[i];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *loss = (float)(part[0] / B);
+}
+
+/* dlogits = (probs - onehot(y)) / B, as layers.c: d = p * scale, then d[y] -= scale */
+__global__ void softmax_xent_backward_kernel(float *d, const float *probs, const uint8_t *y, int B, int C) {
+    size_t n = (size_t)B * C;
+    const float scale = 1.0f / (float)B;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int r = (int)(i / C), j = (int)(i % C);
+        float v = probs[i] * scale;
+        if (j == y[r]) v -= scale;
+        d[i] = v;
+    }
+}
+
+/* one thread per row: argmax (first maximum wins, as mlp.c), counted into *correct */
+__global__ void correct_kernel(int *correct, const float *logits, const uint8_t *y, int B, int C) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= B) return;
+    const float *z = logits + (size_t)r * C;
+    int best = 0;
+    for (int j = 1; j < C; j++)
+        if (z[j] > z[best]) best = j;
+    if (best == y[r]) atomicAdd(correct, 1);
+}
+
+extern "C" mlp_cuda_t *mlp_cuda_create(const mlp_t *h) {
+    mlp_cuda_t *m = (mlp_cuda_t *)xcalloc(1, sizeof *m);
+    m->nsizes = h->nsizes;
+    m->nlayers = h->nlayers;
+    m->max_batch = h->max_batch;
+    m->nparams = h->nparams;
+    memcpy(m->sizes, h->sizes, sizeof m->sizes);
+    memcpy(m->w_off, h->w_off, sizeof m->w_off);
+    memcpy(m->b_off, h->b_off, sizeof m->b_off);
+    int widest = 0;
+    for (int l = 1; l < h->nsizes; l++) if (h->sizes[l] > widest) widest = h->sizes[l];
+    size_t B = (size_t)h->max_batch;
+    cudaCheck(cudaMalloc((void **)&m->buf, 2 * (h->nparams ? h->nparams : 1) * sizeof(float)));
+    m->params = m->buf;
+    m->grads = m->buf + h->nparams;
+    cudaCheck(cudaMemcpy(m->params, h->params, h->nparams * sizeof(float), cudaMemcpyHostToDevice));
+    cudaCheck(cudaMemset(m->grads, 0, h->nparams * sizeof(float)));
+    for (int l = 1; l <= m->nlayers; l++) cudaCheck(cudaMalloc((void **)&m->acts[l], B * m->sizes[l] * sizeof(float)));
+    int C = m->sizes[m->nlayers];
+    cudaCheck(cudaMalloc((void **)&m->probs, B * C * sizeof(float)));
+    cudaCheck(cudaMalloc((void **)&m->dbuf[0], B * widest * sizeof(float)));
+    cudaCheck(cudaMalloc((void **)&m->dbuf[1], B * widest * sizeof(float)));
+    cudaCheck(cudaMalloc((void **)&m->x, B * m->sizes[0] * sizeof(float)));
+    cudaCheck(cudaMalloc((void **)&m->y, B));
+    cudaCheck(cudaMalloc((void **)&m->rowloss, B * sizeof(float)));
+    cudaCheck(cudaMalloc((void **)&m->loss, sizeof(float)));
+    cudaCheck(cudaMalloc((void **)&m->correct, sizeof(int)));
+    cudaCheck(cudaMallocHost((void **)&m->h_x, B * m->sizes[0] * sizeof(float)));
+    cudaCheck(cudaMallocHost((void **)&m->h_y, B));
+    cudaCheck(cudaMallocHost((void **)&m->h_loss, sizeof(float)));
+    cudaCheck(cudaMallocHost((void **)&m->h_correct, sizeof(int)));
+    cublasCheck(cublasCreate(&m->cublas));
+    /* full fp32 GEMMs: no TF32 (the CPU comparison is in float) */
+    cublasCheck(cublasSetMathMode(m->cublas, CUBLAS_DEFAULT_MATH));
+    cudaCheck(cudaDeviceSynchronize());
+    return m;
+}
+
+extern "C" void mlp_cuda_free(mlp_cuda_t *m) {
+    if (!m) return;
+    cublasCheck(cublasDestroy(m->cublas));
+    cudaCheck(cudaFree(m->buf));
+    for (int l = 1; l <= m->nlayers; l++) cudaCheck(cudaFree(m->acts[l]));
+    cudaCheck(cudaFree(m->probs));
+    cudaCheck(cudaFree(m->dbuf[0]));
+    cudaCheck(cudaFree(m->dbuf[1]));
+    cudaCheck(cudaFree(m->x));
+    cudaCheck(cudaFree(m->y));
+    cudaCheck(cudaFree(m->rowloss));
+    cudaCheck(cudaFree(m->loss));
+    cudaCheck(cudaFree(m->correct));
+    cudaCheck(cudaFreeHost(m->h_x));
+    cudaCheck(cudaFreeHost(m->h_y));
+    cudaCheck(cudaFreeHost(m->h_loss));
+    cudaCheck(cudaFreeHost(m->h_correct));
+    free(m);
+}
+
+extern "C" float *mlp_cuda_params(mlp_cuda_t *m) { return m->params; }
+extern "C" float *mlp_cuda_grads(mlp_cuda_t *m) { return m->grads; }
+extern "C" size_t mlp_cuda_nparams(const mlp_cuda_t *m) { return m->nparams; }
+extern "C" float *mlp_cuda_host_x(mlp_cuda_t *m) { return m->h_x; }
+extern "C" uint8_t *mlp_cuda_host_y(mlp_cuda_t *m) { return m->h_y; }
+extern "C" void mlp_cuda_zero_grad(mlp_cuda_t *m) { cuda_zero(m->grads, m->nparams); }
+extern "C" void mlp_cuda_scale_grads(mlp_cuda_t *m, float s) { cuda_scale(m->grads, s, m->nparams); }
+
+static void check_batch(const mlp_cuda_t *m, int B) {
+    if (B < 1 || B > m->max_batch) die("mlp_cuda: batch %d outside 1..%d", B, m->max_batch);
+}
+
+/* upload x (and labels) and compute the logits into acts[nlayers] */
+static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
+    check_batch(m, B);
+    cudaCheck(cudaMemcpyAsync(m->x, x, (size_t)B * m->sizes[0] * sizeof(float), cudaMemcpyHostToDevice, 0));
+    if (labels) cudaCheck(cudaMemcpyAsync(m->y, labels, (size_t)B, cudaMemcpyHostToDevice, 0));
+    const float one = 1.0f;
+    const float *in = m->x;
+    for (int l = 0; l < m->nlayers; l++) {
+        int IN = m->sizes[l], OUT = m->sizes[l + 1];
+        float *out = m->acts[l + 1];
+        bias_fill_kernel<<<blocks_for((size_t)B * OUT), THREADS>>>(out, m->params + m->b_off[l], B, OUT);
+        cudaCheck(cudaGetLastError());
+        /* row-major out (B,OUT) += inp (B,IN) @ w^T, w (OUT,IN) row-major.
+         * column-major: out^T (OUT,B) += w^T' (OUT,IN) @ inp^T (IN,B), where the row-major w is the
+         * column-major (IN,OUT) matrix, hence op T on it, and the row-major inp is the column-major
+         * (IN,B) matrix, used as is */
+        cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, OUT, B, IN, &one, m->params + m->w_off[l], IN,
+                                in, IN, &one, out, OUT));
+        if (l + 1 < m->nlayers) {
+            relu_forward_kernel<<<blocks_for((size_t)B * OUT), THREADS>>>(out, (size_t)B * OUT);
+            cudaCheck(cudaGetLastError());
+        }
+        in = out;
+    }
+}
+
+extern "C" float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
+    forward_logits(m, x, labels, B);
+    if (!labels) return 0.0f;
+    int C = m->sizes[m->nlayers];
+    softmax_xent_forward_kernel<<<(B + THREADS - 1) / THREADS, THREADS>>>(m->probs, m->rowloss, m->acts[m->nlayers],
+                                                                          m->y, B, C);
+    cudaCheck(cudaGetLastError());
+    mean_kernel<<<1, THREADS>>>(m->loss, m->rowloss, B);
+    cudaCheck(cudaGetLastError());
+    cudaCheck(cudaMemcpy(m->h_loss, m->loss, sizeof(float), cudaMemcpyDeviceToHost));
+    return *m->h_loss;
+}
+
+extern "C" void mlp_cuda_backward(mlp_cuda_t *m, int B) {
+    check_batch(m, B);
+    const float one = 1.0f, zero = 0.0f;
+    int L = m->nlayers, cur = 0, C = m->sizes[L];
+    float *dout = m->dbuf[cur];
+    softmax_xent_backward_kernel<<<blocks_for((size_t)B * C), THREADS>>>(dout, m->probs, m->y, B, C);
+    cudaCheck(cudaGetLastError());
+    for (int l = L - 1; l >= 0; l--) {
+        int IN = m->sizes[l], OUT = m->sizes[l + 1];
+        const float *inp = l > 0 ? m->acts[l] : m->x;
+        /* row-major dw (OUT,IN) += dout^T (OUT,B) @ inp (B,IN).
+         * column-major: dw^T (IN,OUT) += inp^T (IN,B) @ dout (B,OUT); inp is the column-major
+         * (IN,B) matrix (op N), dout the column-major (OUT,B) matrix (op T) */
+        cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_T, IN, OUT, B, &one, inp, IN, dout, OUT, &one,
+                                m->grads + m->w_off[l], IN));
+        bias_grad_kernel<<<(OUT + THREADS - 1) / THREADS, THREADS>>>(m->grads + m->b_off[l], dout, B, OUT);
+        cudaCheck(cudaGetLastError());
+        if (l > 0) {
+            float *dinp = m->dbuf[cur ^ 1];
+            /* row-major dinp (B,IN) = dout (B,OUT) @ w (OUT,IN).
+             * column-major: dinp^T (IN,B) = w^T (IN,OUT) @ dout^T (OUT,B): the row-major w is the
+             * column-major (IN,OUT) matrix and the row-major dout the column-major (OUT,B) one,
+             * both used as they are */
+            cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_N, IN, B, OUT, &one, m->params + m->w_off[l], IN,
+                                    dout, OUT, &zero, dinp, IN));
+            relu_backward_kernel<<<blocks_for((size_t)B * IN), THREADS>>>(dinp, dinp, m->acts[l], (size_t)B * IN);
+            cudaCheck(cudaGetLastError());
+            cur ^= 1;
+            dout = dinp;
+        }
+    }
+}
+
+extern "C" int mlp_cuda_correct(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
+    forward_logits(m, x, labels, B);
+    cudaCheck(cudaMemsetAsync(m->correct, 0, sizeof(int), 0));
+    correct_kernel<<<(B + THREADS - 1) / THREADS, THREADS>>>(m->correct, m->acts[m->nlayers], m->y, B,
+                                                             m->sizes[m->nlayers]);
+    cudaCheck(cudaGetLastError());
+    cudaCheck(cudaMemcpy(m->h_correct, m->correct, sizeof(int), cudaMemcpyDeviceToHost));
+    return *m->h_correct;
+}

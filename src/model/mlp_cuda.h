@@ -1,0 +1,78 @@
+/* mlp_cuda.h: the MLP of mlp.h on a CUDA GPU, and the optimizer of optim.h on device buffers.
+ * The layout is mlp.h's: parameters in one contiguous device buffer (W0 b0 W1 b1 ...), gradients
+ * in a second with the same layout, activations on the device too. The model is created FROM an
+ * initialised host mlp_t (mlp_init's exact code path), so CPU and GPU runs start from the same
+ * bits. Everything runs on the legacy default stream, in order: no call needs its own sync.
+ * The API is opaque (no CUDA types), so C code that calls it needs no CUDA headers; it exists
+ * only in --with-cuda builds (libmodel_cuda.a). Not here: mixed precision, multi-GPU per
+ * process, LARS on the device (its per-matrix norms; the trainer refuses it with --device cuda). */
+#ifndef PSRING_MLP_CUDA_H
+#define PSRING_MLP_CUDA_H
+#include <stddef.h>
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "mlp.h"
+#include "optim.h"
+
+/* ---- devices ---- */
+/* Usable GPUs; 0 when there is none or no driver (cudaGetDeviceCount's error is then put in
+ * why, e.g. "CUDA driver version is insufficient for CUDA runtime version"). why may be NULL. */
+int cuda_device_count(char *why, size_t whylen);
+/* Horovod's pinning: this process uses GPU local_rank % count. Returns the device, or -1 with
+ * why set when there is no usable GPU. */
+int cuda_device_pin(int local_rank, char *why, size_t whylen);
+/* "NVIDIA H100 80GB HBM3" of the current device */
+void cuda_device_name(char *name, size_t len);
+
+/* ---- device buffers (floats), for exchanges written in C ---- */
+float *cuda_floats_alloc(size_t n);                 /* zeroed */
+void cuda_floats_free(float *d);
+void cuda_to_device(float *d_dst, const float *h_src, size_t n);
+void cuda_to_host(float *h_dst, const float *d_src, size_t n);
+void cuda_zero(float *d, size_t n);
+void cuda_scale(float *d, float s, size_t n);        /* d *= s */
+void cuda_sync(void);                                /* cudaDeviceSynchronize, checked */
+/* page-lock host memory the GPU copies to/from (cudaHostRegister), and undo it */
+void cuda_host_register(void *p, size_t bytes);
+void cuda_host_unregister(void *p);
+void *cuda_host_alloc(size_t bytes);                 /* pinned, zeroed */
+void cuda_host_free(void *p);
+
+/* ---- the optimizer (optim.h's formulas) on device buffers ----
+ * SGD-momentum and Adam; state as optim_state_per_param blocks. Adam's step count t is the
+ * caller's (adam_t: steps taken so far; the kernel writes t+1 into the state's t block like
+ * optim.c). clear_grads: grads set to 0 in the same pass. Dies on LARS (see above). */
+void optim_cuda_step(const optim_config_t *c, float *d_params, float *d_grads, float *d_state,
+                     size_t count, float lr, long adam_t, int clear_grads);
+/* 1 when optim_cuda_step implements c->kind */
+int optim_cuda_supports(const optim_config_t *c);
+
+/* ---- the model ---- */
+typedef struct mlp_cuda mlp_cuda_t;
+/* copies host's layout and parameters (host->params) to a new device model for batches up to
+ * host->max_batch; the current device must be set (cuda_device_pin) */
+mlp_cuda_t *mlp_cuda_create(const mlp_t *host);
+void mlp_cuda_free(mlp_cuda_t *m);
+float *mlp_cuda_params(mlp_cuda_t *m);               /* device, nparams */
+float *mlp_cuda_grads(mlp_cuda_t *m);                /* device, nparams */
+size_t mlp_cuda_nparams(const mlp_cuda_t *m);
+/* pinned host batch buffers (max_batch x sizes[0] floats, max_batch labels): gathering the batch
+ * straight into them makes the upload one DMA */
+float *mlp_cuda_host_x(mlp_cuda_t *m);
+uint8_t *mlp_cuda_host_y(mlp_cuda_t *m);
+void mlp_cuda_zero_grad(mlp_cuda_t *m);
+void mlp_cuda_scale_grads(mlp_cuda_t *m, float s);
+/* x (B, sizes[0]) and labels on the HOST (best: the pinned buffers above); uploads them and
+ * runs forward; returns the mean cross-entropy (reduced on the device) when labels != NULL */
+float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B);
+/* after mlp_cuda_forward with labels on the same batch: ADDS d(mean loss)/d(params) into grads */
+void mlp_cuda_backward(mlp_cuda_t *m, int B);
+/* forward only; how many of the B samples are classified correctly (argmax, first max wins) */
+int mlp_cuda_correct(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

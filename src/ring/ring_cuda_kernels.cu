@@ -1,0 +1,87 @@
+/* ring_cuda_kernels.cu: the ring's reduction on the GPU (dst += src) and its bandwidth probe.
+ * The kernel is a grid-stride loop over float4 when both pointers are 16-byte aligned (ring
+ * chunks are, except odd segment offsets), else over floats: memory-bound either way, so the
+ * only goal is full-width loads. Not here: other operations or types. */
+#include "ring_cuda.h"
+#include "model/cuda_check.h"
+
+#define THREADS 256
+
+__global__ void add4_kernel(float4 *dst, const float4 *src, size_t n4) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) {
+        float4 a = dst[i], b = src[i];
+        a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w;
+        dst[i] = a;
+    }
+}
+
+__global__ void add1_kernel(float *dst, const float *src, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] += src[i];
+}
+
+static unsigned grid_for(size_t n) {
+    static int sms = 0;
+    if (!sms) {
+        int dev = 0;
+        cudaCheck(cudaGetDevice(&dev));
+        cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    }
+    size_t b = (n + THREADS - 1) / THREADS, cap = (size_t)sms * 8;   /* enough blocks to fill the GPU */
+    if (b > cap) b = cap;
+    return b ? (unsigned)b : 1u;
+}
+
+extern "C" void ring_cuda_add(float *d_dst, const float *d_src, size_t n, void *stream) {
+    if (n == 0) return;
+    cudaStream_t s = (cudaStream_t)stream;
+    if ((((uintptr_t)d_dst | (uintptr_t)d_src) & 15) == 0) {
+        size_t n4 = n / 4, done = n4 * 4;
+        if (n4) {
+            add4_kernel<<<grid_for(n4), THREADS, 0, s>>>((float4 *)d_dst, (const float4 *)d_src, n4);
+            cudaCheck(cudaGetLastError());
+        }
+        if (done < n) {
+            add1_kernel<<<1, THREADS, 0, s>>>(d_dst + done, d_src + done, n - done);
+            cudaCheck(cudaGetLastError());
+        }
+        return;
+    }
+    add1_kernel<<<grid_for(n), THREADS, 0, s>>>(d_dst, d_src, n);
+    cudaCheck(cudaGetLastError());
+}
+
+extern "C" double ring_cuda_kernel_bw(size_t n, int reps, double *add_gbps, double *copy_gbps) {
+    float *a = NULL, *b = NULL;
+    size_t bytes = n * sizeof(float);
+    cudaCheck(cudaMalloc((void **)&a, bytes));
+    cudaCheck(cudaMalloc((void **)&b, bytes));
+    cudaCheck(cudaMemset(a, 0, bytes));
+    cudaCheck(cudaMemset(b, 0, bytes));
+    cudaEvent_t e0, e1;
+    cudaCheck(cudaEventCreate(&e0));
+    cudaCheck(cudaEventCreate(&e1));
+    float best_add = 1e30f, best_copy = 1e30f;
+    for (int r = -1; r < reps; r++) {   /* r = -1: warm-up */
+        float ms = 0;
+        cudaCheck(cudaEventRecord(e0, 0));
+        cudaCheck(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0));
+        cudaCheck(cudaEventRecord(e1, 0));
+        cudaCheck(cudaEventSynchronize(e1));
+        cudaCheck(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 0 && ms < best_copy) best_copy = ms;
+        cudaCheck(cudaEventRecord(e0, 0));
+        ring_cuda_add(b, a, n, NULL);
+        cudaCheck(cudaEventRecord(e1, 0));
+        cudaCheck(cudaEventSynchronize(e1));
+        cudaCheck(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 0 && ms < best_add) best_add = ms;
+    }
+    cudaCheck(cudaEventDestroy(e0));
+    cudaCheck(cudaEventDestroy(e1));
+    cudaCheck(cudaFree(a));
+    cudaCheck(cudaFree(b));
+    *add_gbps = 3.0 * (double)bytes / (best_add * 1e-3) / 1e9;
+    *copy_gbps = 2.0 * (double)bytes / (best_copy * 1e-3) / 1e9;
+    return *add_gbps / *copy_gbps;
+}

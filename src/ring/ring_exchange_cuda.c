@@ -1,0 +1,166 @@
+/* ring_exchange_cuda.c: the ring topology with --device cuda. It is ring_exchange.c's exchange
+ * (MPI start-up, fingerprints, broadcasts, averages, checkpoints all unchanged) with step_device
+ * added: the gradient never leaves the GPU except through the ring's pinned staging buffers.
+ *   step_device: barrier (wait) -> sum-allreduce on the device (psring's ring on device buffers,
+ *   MPI_Allreduce on a host copy, or NCCL) -> scale 1/N (kernel) -> optimizer (kernel; its state
+ *   lives on the device) with the gradient cleared in the same pass.
+ * What it does not do: --overlap, --fp16, --stall-warn (options.c refuses them with --device cuda),
+ * LARS on the device (refused here; the PS runs it on its servers). */
+#include "ring_cuda.h"
+#include "mpi_check.h"
+#include "model/mlp_cuda.h"
+#include "train/exchange.h"
+#include "common/check.h"
+#include "common/timer.h"
+#include <stdio.h>
+#include <string.h>
+
+extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
+
+typedef struct {
+    const exchange_ops_t *inner;  /* ring_exchange.c's ops; ex->impl stays theirs */
+    exchange_ops_t ops;           /* theirs with the device ops below */
+    MPI_Comm comm;
+    allreduce_impl_t impl;
+    ring_cuda_t *ring;
+    nccl_ring_t *nccl;
+    float *h_stage;               /* --allreduce mpi: pinned host copy of the gradient */
+    float *d_state, *h_state;     /* optimizer state on the device; host scratch for transfers */
+    size_t count, nstate;
+    long adam_t;                  /* Adam: steps this state has taken (its t block, on the host) */
+} ringdev_t;
+
+static void adam_t_from(exchange_t *ex, ringdev_t *d, const float *state) {
+    d->adam_t = ex->optim.kind == OPTIM_ADAM && d->count ? (long)state[2 * d->count] : 0;
+}
+
+static int rd_sync_params(exchange_t *ex, float *params, size_t count) {
+    ringdev_t *d = ex->device_impl;
+    if (d->inner->sync_params(ex, params, count) != 0) return -1;
+    /* the broadcast state (zero, or rank 0's checkpoint) goes to the device */
+    if (d->inner->state_get(ex, NULL, d->h_state, count) != 0) return -1;
+    cuda_to_device(d->d_state, d->h_state, d->nstate);
+    adam_t_from(ex, d, d->h_state);
+    return 0;
+}
+
+static int rd_state_get(exchange_t *ex, float *params, float *state, size_t count) {
+    ringdev_t *d = ex->device_impl;
+    if (d->inner->state_get(ex, params, NULL, count) != 0) return -1;
+    if (state) cuda_to_host(state, d->d_state, d->nstate);
+    return 0;
+}
+
+static void allreduce_device(exchange_t *ex, ringdev_t *d, float *g, size_t n) {
+    int N = ex->world_size;
+    uint64_t nominal = (uint64_t)(2.0 * (N - 1) / N * (double)n * sizeof(float));
+    switch (d->impl) {
+    case ALLREDUCE_RING: {
+        uint64_t s0 = ring_cuda_bytes_sent(d->ring), r0 = ring_cuda_bytes_recv(d->ring);
+        ring_cuda_allreduce(d->ring, g, n);
+        ex->stats.bytes_sent += ring_cuda_bytes_sent(d->ring) - s0;
+        ex->stats.bytes_recv += ring_cuda_bytes_recv(d->ring) - r0;
+        return;
+    }
+    case ALLREDUCE_MPI:
+        cuda_to_host(d->h_stage, g, n);
+        for (size_t done = 0; done < n;) {
+            size_t m = n - done > (1u << 30) ? (1u << 30) : n - done;
+            mpiCheck(MPI_Allreduce(MPI_IN_PLACE, d->h_stage + done, (int)m, MPI_FLOAT, MPI_SUM, d->comm));
+            done += m;
+        }
+        cuda_to_device(g, d->h_stage, n);
+        break;
+    case ALLREDUCE_NCCL:
+        nccl_ring_allreduce(d->nccl, g, n);
+        break;
+    }
+    ex->stats.bytes_sent += nominal;   /* opaque implementations: the bandwidth-optimal payload */
+    ex->stats.bytes_recv += nominal;
+}
+
+static int rd_step_device(exchange_t *ex, float *d_params, float *d_grads, size_t count, float lr) {
+    ringdev_t *d = ex->device_impl;
+    if (count != d->count) {
+        fprintf(stderr, "psring: ring exchange (cuda): step with %zu parameters, created for %zu\n", count, d->count);
+        return -1;
+    }
+    double t0 = timer_now();
+    if (ex->world_size > 1) {
+        cuda_sync();   /* backward is done before we wait for the others (wait = skew only) */
+        double tw = timer_now();
+        mpiCheck(MPI_Barrier(d->comm));
+        double tw1 = timer_now();
+        ex->stats.wait_s += tw1 - tw;
+        if (timeline_event) timeline_event("wait", tw, tw1);
+        allreduce_device(ex, d, d_grads, count);
+        cuda_scale(d_grads, 1.0f / (float)ex->world_size, count);
+    }
+    double t1 = timer_now();
+    optim_cuda_step(&ex->optim, d_params, d_grads, d->d_state, count, lr, d->adam_t, 1);
+    cuda_sync();
+    d->adam_t++;
+    double t2 = timer_now();
+    ex->stats.exchange_s += t1 - t0;
+    ex->stats.optimizer_s += t2 - t1;
+    if (timeline_event) timeline_event("optimizer", t1, t2);
+    ex->stats.steps++;
+    return 0;
+}
+
+static void rd_free(exchange_t *ex) {
+    ringdev_t *d = ex->device_impl;
+    void (*inner_free)(exchange_t *) = d->inner->free;
+    if (d->ring) ring_cuda_free(d->ring);
+    if (d->nccl) nccl_ring_free(d->nccl);
+    cuda_floats_free(d->d_state);
+    cuda_host_free(d->h_state);
+    cuda_host_free(d->h_stage);
+    mpiCheck(MPI_Comm_free(&d->comm));
+    free(d);
+    ex->device_impl = NULL;
+    inner_free(ex);   /* frees ex and finalises MPI */
+}
+
+exchange_t *exchange_ring_cuda_create(const options_t *o, size_t count) {
+    exchange_t *ex = exchange_ring_create(o, count);
+    if (!ex) return NULL;
+    if (!optim_cuda_supports(&ex->optim))
+        die_input("--optimizer %s is not implemented for --device cuda with --topology ring (sgd and adam are; "
+                  "--topology ps runs it on the servers)", optim_kind_name(ex->optim.kind));
+    char why[256] = "";
+    if (cuda_device_pin(ex->local_rank, why, sizeof why) < 0)
+        die_input("--device cuda: no usable CUDA device on rank %d (%s)", ex->rank, why);
+    ringdev_t *d = xcalloc(1, sizeof *d);
+    d->inner = ex->ops;
+    d->ops = *ex->ops;
+    d->ops.name = o->allreduce == ALLREDUCE_NCCL ? "ring-nccl" : "ring";
+    d->ops.sync_params = rd_sync_params;
+    d->ops.grad_ready = NULL;
+    d->ops.state_get = rd_state_get;
+    d->ops.step_device = rd_step_device;
+    d->ops.free = rd_free;
+    d->impl = o->allreduce;
+    d->count = count;
+    d->nstate = count * optim_state_per_param(&ex->optim);
+    d->d_state = cuda_floats_alloc(d->nstate);
+    d->h_state = cuda_host_alloc((d->nstate ? d->nstate : 1) * sizeof(float));
+    mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &d->comm));
+    size_t chunk_bytes = (size_t)(o->chunk_kb > 0 ? o->chunk_kb : 0) * 1024;
+    if (d->impl == ALLREDUCE_RING) d->ring = ring_cuda_create(MPI_COMM_WORLD, count, chunk_bytes);
+    if (d->impl == ALLREDUCE_MPI) d->h_stage = cuda_host_alloc((count ? count : 1) * sizeof(float));
+    if (d->impl == ALLREDUCE_NCCL) {
+        char err[512];
+        d->nccl = nccl_ring_create(MPI_COMM_WORLD, err, sizeof err);
+        if (!d->nccl) {
+            if (ex->rank == 0) { fprintf(stderr, "psring: %s\n", err); fflush(stderr); }
+            mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+            MPI_Finalize();
+            exit(EXIT_BADINPUT);
+        }
+    }
+    ex->device_impl = d;
+    ex->ops = &d->ops;
+    ex->step_clears_grads = 1;
+    return ex;
+}

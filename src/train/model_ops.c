@@ -1,0 +1,131 @@
+/* model_ops.c: model_ops.h. Compiled into psring-train (not libtrain) because with CUDA it calls
+ * libmodel_cuda, which only --with-cuda builds have. */
+#include "config.h"
+#include "model_ops.h"
+#include "common/check.h"
+#include <stdio.h>
+#include <string.h>
+#ifdef HAVE_CUDA
+#include "model/mlp_cuda.h"
+#endif
+
+int model_device_check(device_t dev) {
+    if (dev == DEVICE_CPU) return 0;
+#ifdef HAVE_CUDA
+    char why[256] = "";
+    if (cuda_device_count(why, sizeof why) > 0) return 0;
+    fprintf(stderr, "psring-train: --device cuda: no usable CUDA device (%s)\n", why);
+#else
+    fprintf(stderr, "psring-train: psring was built without CUDA (configure --with-cuda)\n");
+#endif
+    return EXIT_BADINPUT;
+}
+
+void model_init(model_t *md, mlp_t *m, device_t dev, int local_rank) {
+    memset(md, 0, sizeof *md);
+    md->m = m;
+    if (dev == DEVICE_CPU) {
+        md->x = xmalloc(sizeof(float) * (size_t)m->max_batch * (size_t)m->sizes[0]);
+        md->y = xmalloc((size_t)m->max_batch);
+        return;
+    }
+#ifdef HAVE_CUDA
+    char why[256] = "";
+    if (cuda_device_pin(local_rank, why, sizeof why) < 0) die_input("--device cuda: no usable CUDA device (%s)", why);
+    mlp_cuda_t *g = mlp_cuda_create(m);
+    md->gpu = g;
+    md->x = mlp_cuda_host_x(g);
+    md->y = mlp_cuda_host_y(g);
+    /* the host mirror takes part in every staged transfer (PS steps, sync, checkpoints): pin it */
+    cuda_host_register(m->params, m->nparams * sizeof(float));
+    cuda_host_register(m->grads, m->nparams * sizeof(float));
+#else
+    die_input("psring was built without CUDA (configure --with-cuda)");
+#endif
+}
+
+void model_free(model_t *md) {
+#ifdef HAVE_CUDA
+    if (md->gpu) {
+        cuda_host_unregister(md->m->params);
+        cuda_host_unregister(md->m->grads);
+        mlp_cuda_free(md->gpu);
+        memset(md, 0, sizeof *md);
+        return;
+    }
+#endif
+    free(md->x);
+    free(md->y);
+    memset(md, 0, sizeof *md);
+}
+
+float model_forward(model_t *md, int n) {
+#ifdef HAVE_CUDA
+    if (md->gpu) return mlp_cuda_forward(md->gpu, md->x, md->y, n);
+#endif
+    return mlp_forward(md->m, md->x, md->y, n);
+}
+
+void model_backward(model_t *md, int n, mlp_grad_ready_fn cb, void *ctx) {
+#ifdef HAVE_CUDA
+    if (md->gpu) {
+        mlp_cuda_backward(md->gpu, n);
+        cuda_sync();   /* so the trainer's compute time is the GPU's, not the launches' */
+        return;
+    }
+#endif
+    mlp_backward(md->m, md->x, md->y, n, cb, ctx);
+}
+
+int model_correct(model_t *md, int n) {
+#ifdef HAVE_CUDA
+    if (md->gpu) return mlp_cuda_correct(md->gpu, md->x, md->y, n);
+#endif
+    return mlp_correct(md->m, md->x, md->y, n);
+}
+
+void model_scale_grads(model_t *md, float s) {
+#ifdef HAVE_CUDA
+    if (md->gpu) { mlp_cuda_scale_grads(md->gpu, s); return; }
+#endif
+    float *g = md->m->grads;
+    for (size_t i = 0; i < md->m->nparams; i++) g[i] *= s;
+}
+
+void model_zero_grad(model_t *md) {
+#ifdef HAVE_CUDA
+    if (md->gpu) { mlp_cuda_zero_grad(md->gpu); return; }
+#endif
+    mlp_zero_grad(md->m);
+}
+
+int model_step(model_t *md, exchange_t *ex, float lr) {
+    mlp_t *m = md->m;
+#ifdef HAVE_CUDA
+    if (md->gpu) {
+        float *dp = mlp_cuda_params(md->gpu), *dg = mlp_cuda_grads(md->gpu);
+        if (ex->ops->step_device) return ex->ops->step_device(ex, dp, dg, m->nparams, lr);
+        /* staged (the PS): gradient down into the pinned mirror, host step, parameters up */
+        cuda_to_host(m->grads, dg, m->nparams);
+        if (ex->ops->step(ex, m->params, m->grads, m->nparams, lr) != 0) return -1;
+        cuda_to_device(dp, m->params, m->nparams);
+        mlp_cuda_zero_grad(md->gpu);
+        return 0;
+    }
+#endif
+    if (ex->ops->step(ex, m->params, m->grads, m->nparams, lr) != 0) return -1;
+    if (!ex->step_clears_grads) mlp_zero_grad(m);   /* local clears them in the optimizer's pass */
+    return 0;
+}
+
+void model_params_to_host(model_t *md) {
+#ifdef HAVE_CUDA
+    if (md->gpu) cuda_to_host(md->m->params, mlp_cuda_params(md->gpu), md->m->nparams);
+#endif
+}
+
+void model_params_to_device(model_t *md) {
+#ifdef HAVE_CUDA
+    if (md->gpu) cuda_to_device(mlp_cuda_params(md->gpu), md->m->params, md->m->nparams);
+#endif
+}

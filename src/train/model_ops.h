@@ -1,0 +1,35 @@
+/* model_ops.h: the trainer's model on the device it was asked for (--device cpu|cuda), chosen
+ * once. The CPU path calls mlp.c straight through (one predictable branch per call); the CUDA
+ * path keeps parameters, gradients and activations on the GPU (mlp_cuda.h) and a host mirror of
+ * the parameters in m->params for what needs them on the host: sync_params, checkpoints, the PS,
+ * --dump-params. Not here: the loop (train.c), the exchange (exchange.h). */
+#ifndef PSRING_MODEL_OPS_H
+#define PSRING_MODEL_OPS_H
+#include "model/mlp.h"
+#include "train/options.h"
+#include "train/exchange.h"
+
+typedef struct {
+    mlp_t *m;           /* the host model: the CPU path's, or the GPU's host mirror */
+    void *gpu;          /* mlp_cuda_t with --device cuda, else NULL */
+    float *x;           /* batch buffers: pinned with --device cuda */
+    uint8_t *y;
+} model_t;
+
+/* Returns 0, or 2 after printing one line when --device cuda has no usable GPU or the build has
+ * no CUDA. Call before anything starts MPI, so every rank fails the same clean way. */
+int model_device_check(device_t dev);
+/* m is initialised (mlp_init); with cuda the device model is a copy of it on GPU local_rank % n */
+void model_init(model_t *md, mlp_t *m, device_t dev, int local_rank);
+void model_free(model_t *md);
+float model_forward(model_t *md, int n);                         /* on md->x, md->y */
+void model_backward(model_t *md, int n, mlp_grad_ready_fn cb, void *ctx);
+int model_correct(model_t *md, int n);
+void model_scale_grads(model_t *md, float s);
+void model_zero_grad(model_t *md);
+/* one exchange step; returns with the gradients zero (every device, every topology) */
+int model_step(model_t *md, exchange_t *ex, float lr);
+void model_params_to_host(model_t *md);      /* device -> m->params (no-op on the CPU) */
+void model_params_to_device(model_t *md);    /* m->params -> device (no-op on the CPU) */
+
+#endif

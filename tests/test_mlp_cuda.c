@@ -1,0 +1,127 @@
+/* test_mlp_cuda: the GPU MLP and optimizer (mlp_cuda.h) against the CPU ones (mlp.h, optim.h)
+ * from the same init and batch: loss, every gradient, correct counts, and parameters after SGD
+ * and Adam steps agree within float tolerance. Exits 77 (SKIP) when there is no usable GPU. */
+#include "model/mlp.h"
+#include "model/mlp_cuda.h"
+#include "model/optim.h"
+#include "common/rng.h"
+#include "common/check.h"
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { const char *layers; int B; } shape_t;
+static const shape_t shapes[] = {
+    {"784,10", 1}, {"784,64,10", 7}, {"784,512,256,10", 64}, {"784,300,100,10", 33}, {"784,128,10", 512},
+};
+
+/* max |a-b| / max(1, max |b|): relative to the size of the reference */
+static double rel_err(const float *a, const float *b, size_t n) {
+    double d = 0, m = 1e-30;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - b[i]);
+        if (e > d) d = e;
+        if (fabs(b[i]) > m) m = fabs(b[i]);
+    }
+    return d / m;
+}
+
+static void make_batch(float *x, uint8_t *y, int B, uint64_t seed) {
+    rng_t r;
+    rng_init(&r, seed, 7);
+    for (int i = 0; i < B * 784; i++) x[i] = rng_float(&r);
+    for (int i = 0; i < B; i++) y[i] = (uint8_t)(rng_float(&r) * 10) % 10;
+}
+
+START_TEST(test_forward_backward_match) {
+    const shape_t *s = &shapes[_i];
+    int sizes[MLP_MAX_SIZES];
+    char err[256];
+    int ns = mlp_parse_layers(s->layers, sizes, MLP_MAX_SIZES, err, sizeof err);
+    ck_assert_int_gt(ns, 0);
+    mlp_t m;
+    mlp_init(&m, sizes, ns, s->B, 1234 + (uint64_t)_i);
+    mlp_cuda_t *g = mlp_cuda_create(&m);
+    float *x = mlp_cuda_host_x(g);
+    uint8_t *y = mlp_cuda_host_y(g);
+    make_batch(x, y, s->B, 99 + (uint64_t)_i);
+    for (int rep = 0; rep < 2; rep++) {   /* twice: backward ADDS into the gradients */
+        float lc = mlp_forward(&m, x, y, s->B);
+        float lg = mlp_cuda_forward(g, x, y, s->B);
+        ck_assert_msg(fabsf(lc - lg) <= 1e-5f * fabsf(lc) + 1e-6f, "%s B=%d: loss cpu %.9g gpu %.9g", s->layers, s->B, lc, lg);
+        mlp_backward(&m, x, y, s->B, NULL, NULL);
+        mlp_cuda_backward(g, s->B);
+    }
+    float *gg = xmalloc(m.nparams * sizeof(float));
+    cuda_to_host(gg, mlp_cuda_grads(g), m.nparams);
+    for (int l = 0; l < m.nlayers; l++) {   /* per layer, so a wrong transpose names its layer */
+        size_t nw = (size_t)m.sizes[l + 1] * m.sizes[l];
+        double ew = rel_err(gg + m.w_off[l], m.grads + m.w_off[l], nw);
+        double eb = rel_err(gg + m.b_off[l], m.grads + m.b_off[l], (size_t)m.sizes[l + 1]);
+        ck_assert_msg(ew < 1e-4 && eb < 1e-4, "%s B=%d layer %d: grad rel err W %.3g b %.3g", s->layers, s->B, l, ew, eb);
+    }
+    /* gradients must not be all zero (a test that cannot fail is a defect) */
+    double norm = 0;
+    for (size_t i = 0; i < m.nparams; i++) norm += fabs(gg[i]);
+    ck_assert(norm > 0);
+    int cc = mlp_correct(&m, x, y, s->B), cg = mlp_cuda_correct(g, x, y, s->B);
+    ck_assert_msg(abs(cc - cg) <= 1, "%s: correct cpu %d gpu %d", s->layers, cc, cg);
+    free(gg);
+    mlp_cuda_free(g);
+    mlp_free(&m);
+}
+END_TEST
+
+/* optimizer: same params, grads and state in, the same out (bit for bit for SGD: no FMA on
+ * either side; Adam within an ulp or two of sqrt/div) over several steps */
+START_TEST(test_optimizer_match) {
+    const optim_kind_t kinds[] = {OPTIM_SGD, OPTIM_ADAM};
+    optim_config_t c;
+    memset(&c, 0, sizeof c);
+    c.kind = kinds[_i];
+    c.lr = 0.05f; c.momentum = 0.9f; c.weight_decay = 1e-3f;
+    c.beta1 = 0.9f; c.beta2 = 0.999f; c.eps = 1e-8f;
+    size_t n = 100003, spp = optim_state_per_param(&c);
+    float *p = xmalloc(n * 4), *g = xmalloc(n * 4), *st = xcalloc(n * spp, 4), *back = xmalloc(n * 4);
+    rng_t r;
+    rng_init(&r, 5, 1);
+    for (size_t i = 0; i < n; i++) p[i] = rng_float(&r) - 0.5f;
+    float *dp = cuda_floats_alloc(n), *dg = cuda_floats_alloc(n), *ds = cuda_floats_alloc(n * spp);
+    cuda_to_device(dp, p, n);
+    for (int step = 0; step < 5; step++) {
+        for (size_t i = 0; i < n; i++) g[i] = (rng_float(&r) - 0.5f) * 0.1f;
+        cuda_to_device(dg, g, n);
+        optim_step(&c, p, g, st, n, c.lr);
+        optim_cuda_step(&c, dp, dg, ds, n, c.lr, step, 1);
+    }
+    cuda_to_host(back, dp, n);
+    double e = rel_err(back, p, n);
+    ck_assert_msg(c.kind == OPTIM_SGD ? e == 0.0 : e < 1e-6, "%s: params rel err %.3g", optim_kind_name(c.kind), e);
+    cuda_to_host(back, dg, n);
+    for (size_t i = 0; i < n; i++) ck_assert_msg(back[i] == 0.0f, "gradient %zu not cleared", i);
+    cuda_floats_free(dp); cuda_floats_free(dg); cuda_floats_free(ds);
+    free(p); free(g); free(st); free(back);
+}
+END_TEST
+
+int main(void) {
+    char why[256] = "";
+    if (cuda_device_pin(0, why, sizeof why) < 0) {
+        printf("SKIP: no usable CUDA device (%s)\n", why);
+        return 77;
+    }
+    Suite *s = suite_create("mlp_cuda");
+    TCase *tc = tcase_create("vs_cpu");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_forward_backward_match, 0, (int)(sizeof shapes / sizeof shapes[0]));
+    tcase_add_loop_test(tc, test_optimizer_match, 0, 2);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);   /* a forked child cannot use the parent's CUDA context */
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
