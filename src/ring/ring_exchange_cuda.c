@@ -28,6 +28,7 @@ typedef struct {
     float *d_state, *h_state;     /* optimizer state on the device; host scratch for transfers */
     size_t count, nstate;
     long adam_t;                  /* Adam: steps this state has taken (its t block, on the host) */
+    int sum;                      /* --op sum: no 1/N (adasum, hierarchical: refused in options.c) */
 } ringdev_t;
 
 static void adam_t_from(exchange_t *ex, ringdev_t *d, const float *state) {
@@ -94,7 +95,7 @@ static int rd_step_device(exchange_t *ex, float *d_params, float *d_grads, size_
         ex->stats.wait_s += tw1 - tw;
         if (timeline_event) timeline_event("wait", tw, tw1);
         allreduce_device(ex, d, d_grads, count);
-        cuda_scale(d_grads, 1.0f / (float)ex->world_size, count);
+        if (!d->sum) cuda_scale(d_grads, 1.0f / (float)ex->world_size, count);   /* --op average */
     }
     double t1 = timer_now();
     optim_cuda_step(&ex->optim, d_params, d_grads, d->d_state, count, lr, d->adam_t, 1);
@@ -141,6 +142,7 @@ exchange_t *exchange_ring_cuda_create(const options_t *o, size_t count) {
     d->ops.step_device = rd_step_device;
     d->ops.free = rd_free;
     d->impl = o->allreduce;
+    d->sum = o->ring_op == RING_OP_SUM;
     d->count = count;
     d->nstate = count * optim_state_per_param(&ex->optim);
     d->d_state = cuda_floats_alloc(d->nstate);

@@ -463,6 +463,8 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     /* what the GPU path does not do (yet): say so rather than silently running on the CPU */
     if (o->device == DEVICE_CUDA && o->overlap)
         FAIL("--overlap is not implemented for --device cuda (the GPU ring reduces after backward)");
+    if (o->device == DEVICE_CUDA && (o->ring_op == RING_OP_ADASUM || o->hierarchical))
+        FAIL("--op adasum and --hierarchical are not implemented for --device cuda");
     if (o->device == DEVICE_CUDA && o->fp16)
         FAIL("--fp16 is not implemented for --device cuda");
     if (o->device == DEVICE_CUDA && o->stall_warn > 0 && o->topology == TOPO_RING)
