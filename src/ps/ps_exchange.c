@@ -66,6 +66,7 @@ static int ps_step(exchange_t *ex, float *params, float *grads, size_t count, fl
     double t0 = timer_now();
     int rc = ps_worker_step(p->worker, params, grads, lr);
     ex->stats.exchange_s += timer_now() - t0;
+    ex->stats.wait_s += ps_worker_last_wait(p->worker);
     ex->stats.steps++;
     ps_worker_counters(p->worker, &ex->stats.bytes_sent, &ex->stats.bytes_recv, NULL);
     return rc;

@@ -72,6 +72,9 @@ struct ps_server {
     /* --stall-warn: when each worker last pushed, when the current bsp round began, who was named */
     double *last_push, round_t0;
     uint8_t *stall_named;
+    /* bsp wait accounting: when each push of the round was handled, the round's push-handling
+     * time at that moment, and the idle wait sent back in the PARAMS header's lr field */
+    double *push_ready, *push_busy, *push_wait, round_busy;
     uint64_t stalls;
     /* --ps-auth: ZAP handler (REP) and handshake monitor (PAIR), polled by the server loop */
     void *zap, *mon;
@@ -138,6 +141,9 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     for (int w = 0; w < N; w++) s->last_heard[w] = now;
     s->last_push = xcalloc(N, sizeof(double));
     for (int w = 0; w < N; w++) s->last_push[w] = now;
+    s->push_ready = xcalloc(N, sizeof(double));
+    s->push_busy = xcalloc(N, sizeof(double));
+    s->push_wait = xcalloc(N, sizeof(double));
     s->stall_named = xcalloc(N, 1);
 
     zmqCheckPtr(s->sock, zmq_socket(zctx, ZMQ_ROUTER));
@@ -242,6 +248,7 @@ void ps_server_free(ps_server_t *s) {
     if (s->mon) zmqCheck(zmq_close(s->mon));
     wait_inflight(s);
     free(s->last_push); free(s->stall_named);
+    free(s->push_ready); free(s->push_busy); free(s->push_wait);
     free(s->params); free(s->state); free(s->acc); free(s->half);
     free(s->last_heard); free(s->clock); free(s->pend_pull);
     free(s->lost); free(s->done); free(s->bye); free(s->pushed); free(s->f16);
@@ -327,6 +334,7 @@ static void send_params_all(ps_server_t *s, uint64_t clock) {
         ps_header_t h = server_header(s, PS_MSG_PARAMS, k ? PS_DTYPE_F16 : PS_DTYPE_F32, s->len);
         h.clock = clock;
         h.iteration = s->generation;
+        h.lr = (float)s->push_wait[w];   /* PARAMS has no lr: it carries this worker's wait */
         zmq_msg_t m;
         zmqCheck(zmq_msg_init(&m));
         zmqCheck(zmq_msg_copy(&m, &base[k]));
@@ -472,6 +480,18 @@ static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
         int need = 0;
         for (int v = 0; v < s->c.nworkers; v++) need += !s->lost[v];
         int last = s->npushed + 1 >= need;
+        /* Wait of each earlier push = the server's idle time between handling it and the start
+         * of the round's last push: time spent on nobody's bytes but the stragglers'. Handling
+         * other pushes in between (their sums) is the model's aggregation, not waiting. */
+        double ta = timer_now();
+        if (last) {
+            for (int v = 0; v < s->c.nworkers; v++) {
+                double idle = (ta - s->push_ready[v]) - (s->round_busy - s->push_busy[v]);
+                s->push_wait[v] = s->pushed[v] && idle > 0 ? idle : 0;
+            }
+            s->push_wait[w] = 0;
+            s->round_busy = 0;
+        }
         /* the mean is formed exactly as (((g0 + g1) + g2) ...) * (1/N), fused into as few passes
          * over memory as possible; multiplying by 1.0f where it is not the last push is exact */
         float f = last ? 1.0f / (float)s->c.nworkers : 1.0f;
@@ -508,6 +528,11 @@ static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
         s->pushed[w] = 1;
         s->npushed++;
         s->round_lr = h->lr;
+        if (!last) {
+            s->push_ready[w] = timer_now();
+            s->round_busy += s->push_ready[w] - ta;
+            s->push_busy[w] = s->round_busy;
+        }
         if (last) apply_bsp(s);
         return;
     }

@@ -18,7 +18,9 @@
  *   magic "PSR1" (0x31525350), version PS_WIRE_VERSION. sender: worker rank (>= 0) or
  *   -1 - server index for server-sent messages. iteration: the worker's clock (PUSH), the
  *   parameter generation wanted (PULL), the round (AVG). version: the global clock the
- *   parameters carry (PARAMS) or were read at (PUSH, echoed back for staleness).
+ *   parameters carry (PARAMS) or were read at (PUSH, echoed back for staleness). lr: the learning
+ *   rate (PUSH); in a bsp PARAMS reply, the seconds the recipient's push waited at the server for
+ *   the round's last push (server idle time; 0 elsewhere), so workers can split wait from transfer.
  *
  * Decoding (ps_wire_decode) checks everything that a header alone can check: size, magic,
  * version, type, dtype allowed for the type, count/payload_len consistency. The server then

@@ -8,6 +8,7 @@
 #include "zcheck.h"
 #include "../common/timer.h"
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -28,6 +29,7 @@ struct ps_worker {
     uint64_t *read_clock;      /* global clock of the parameters last received from server s */
     uint8_t *logged;
     uint64_t clock, generation, avg_round;
+    double step_wait;          /* bsp: the longest wait any server reported for the last push */
     uint16_t *half;
     atomic_int inflight;
     atomic_int stop;
@@ -150,6 +152,10 @@ ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *con
     if (rc) die("pthread_create: %s", strerror(rc));
     w->hb_started = 1;
     return w;
+}
+
+double ps_worker_last_wait(const ps_worker_t *w) {
+    return w->step_wait;
 }
 
 void ps_worker_counters(const ps_worker_t *w, uint64_t *sent, uint64_t *recv, uint64_t *rejected) {
@@ -278,6 +284,8 @@ static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *pa
     if (h->dtype == PS_DTYPE_F16) ps_f16_to_f32(params + w->lo[s], zmq_msg_data(payload), w->len[s]);
     else memcpy(params + w->lo[s], zmq_msg_data(payload), w->len[s] * 4);
     w->read_clock[s] = h->clock;
+    /* lr carries the push's wait at that server (wire.h); the slowest server's counts */
+    if (isfinite(h->lr) && h->lr > w->step_wait) w->step_wait = h->lr;
     if (timeline_event) timeline_event("pull", t0, timer_now());
 }
 
@@ -329,12 +337,17 @@ int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) 
         }
     }
     double t_wait = timer_now();
-    /* wait: the barrier, the servers' apply and the transfer back; pull (the copy) nests inside */
+    /* the servers' replies (pull, the copy, nests inside); their headers say how long the push
+     * waited for the round's last one */
+    w->step_wait = 0;
     wait_replies(w, 0, w->c.nservers, PS_MSG_PARAMS, 1, 0, on_params, params);
     wait_inflight(w); /* grads/half are the caller's again */
+    double t_end = timer_now();
+    if (w->step_wait > t_end - t_push) w->step_wait = t_end - t_push;
     if (timeline_event) {
         timeline_event("push", t_push, t_wait);
-        timeline_event("wait", t_wait, timer_now());
+        /* the duration the server measured; placed right after the push, where it begins */
+        timeline_event("wait", t_wait, t_wait + (w->step_wait < t_end - t_wait ? w->step_wait : t_end - t_wait));
     }
     w->clock++;
     return 0;

@@ -39,6 +39,9 @@ int ps_worker_average(ps_worker_t *w, double *vals, int n);
 /* DONE to every server; reports[s] receives server s's report (ps_server_report layout) */
 int ps_worker_done(ps_worker_t *w, double **reports, size_t report_len);
 void ps_worker_counters(const ps_worker_t *w, uint64_t *sent, uint64_t *recv, uint64_t *rejected);
+/* bsp: seconds the last step's push waited at the servers for the round's last push (the
+ * slowest server's figure, at most the step's duration); 0 under async/ssp */
+double ps_worker_last_wait(const ps_worker_t *w);
 /* BYE to every server, stop the heartbeat thread, close the sockets */
 void ps_worker_free(ps_worker_t *w);
 

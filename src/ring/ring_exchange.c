@@ -405,7 +405,21 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
     uint64_t s0 = x->ring.bytes_sent + x->ov.ring.bytes_sent, r0 = x->ring.bytes_recv + x->ov.ring.bytes_recv;
     if (x->stall_warn > 0) stall_check(ex);
     if (x->overlap && x->ov.grads) overlap_flush(ex, grads);
-    else allreduce_range(ex, &x->ring, x->comm, grads, 0, count);
+    else {
+        /* Horovod's negotiation phase, made explicit: a barrier absorbs the skew between ranks
+         * (a peer still computing or descheduled), so what follows is the collective alone, the
+         * part the cost model predicts. With --overlap the background thread may be inside an
+         * allreduce at this point (MPI_THREAD_SERIALIZED forbids a concurrent barrier), so
+         * there the wait stays inside the transfer. */
+        if (ex->world_size > 1) {
+            double tw = timer_now();
+            mpiCheck(MPI_Barrier(x->comm));
+            double tw1 = timer_now();
+            ex->stats.wait_s += tw1 - tw;
+            if (timeline_event) timeline_event("wait", tw, tw1);
+        }
+        allreduce_range(ex, &x->ring, x->comm, grads, 0, count);
+    }
     /* sum and adasum are not divided: adasum(g, g) = g already, sum leaves lr to the user */
     if (ex->world_size > 1 && x->op == RING_OP_AVERAGE) scale(grads, 1.0f / (float)ex->world_size, count);
     ex->stats.bytes_sent += x->ring.bytes_sent + x->ov.ring.bytes_sent - s0;

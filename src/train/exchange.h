@@ -24,6 +24,10 @@ typedef struct exchange exchange_t;
 
 typedef struct {
     double exchange_s;        /* time inside step() moving/reducing data, waiting on peers */
+    double wait_s;            /* ... of which waiting for the slowest worker to arrive (ring: a
+                               * barrier before the allreduce; ps bsp: the server's idle time
+                               * between this worker's push and the round's last push); the rest
+                               * of exchange_s is the transfer the cost model predicts */
     double optimizer_s;       /* time running the optimizer (on a PS: the servers' apply time, reported back at finish) */
     uint64_t bytes_sent;      /* payload bytes this worker sent */
     uint64_t bytes_recv;      /* payload bytes this worker received */

@@ -281,17 +281,18 @@ int main(int argc, char **argv) {
 
     /* worker means of the per-phase times, so the CSV describes a typical worker */
     long steps_run = ex->stats.steps ? ex->stats.steps : 1;
-    double tv[6] = {pt.data, pt.compute, ex->stats.exchange_s, ex->stats.optimizer_s, pt.train_total,
-                    (double)samples_done};
-    if (ex->ops->average(ex, tv, 6) != 0) die("averaging timings failed");
+    double tv[7] = {pt.data, pt.compute, ex->stats.exchange_s, ex->stats.optimizer_s, pt.train_total,
+                    (double)samples_done, ex->stats.wait_s};
+    if (ex->ops->average(ex, tv, 7) != 0) die("averaging timings failed");
     double samples_per_s = tv[4] > 0 ? tv[5] / tv[4] : 0;
 
     if (ex->rank == 0) {
         double ms = 1e3 / (double)steps_run;
         printf0("summary: %s, %d workers, global batch %ld: test accuracy %.2f%%, final loss %.4f, %.0f samples/s, "
-                    "step %.3f ms = data %.3f + compute %.3f + exchange %.3f + optimizer %.3f (+ other), wall %.1fs\n",
+                    "step %.3f ms = data %.3f + compute %.3f + exchange %.3f (wait %.3f) + optimizer %.3f (+ other), "
+                    "wall %.1fs\n",
                     ex->ops->name, N, global_batch, 100.0 * test_acc, last_loss, samples_per_s, tv[4] * ms, tv[0] * ms,
-                    tv[1] * ms, tv[2] * ms, tv[3] * ms, wall);
+                    tv[1] * ms, tv[2] * ms, tv[6] * ms, tv[3] * ms, wall);
         if (o.csv[0]) {
             metrics_row_t r;
             metrics_row_init(&r);
@@ -328,6 +329,7 @@ int main(int argc, char **argv) {
             metrics_set(&r, "data_ms", "%.4f", tv[0] * ms);
             metrics_set(&r, "compute_ms", "%.4f", tv[1] * ms);
             metrics_set(&r, "exchange_ms", "%.4f", tv[2] * ms);
+            metrics_set(&r, "wait_ms", "%.4f", tv[6] * ms);
             metrics_set(&r, "optimizer_ms", "%.4f", tv[3] * ms);
             metrics_set(&r, "bytes_sent_per_worker", "%llu", (unsigned long long)ex->stats.bytes_sent);
             metrics_set(&r, "bytes_recv_per_worker", "%llu", (unsigned long long)ex->stats.bytes_recv);
