@@ -8,10 +8,20 @@
  *                         least squares over message sizes 4 KiB .. max-bytes (doubling)
  *   alpha_ring, beta_ring both ranks send and receive at once (MPI_Sendrecv): one ring hop
  *   alpha_zmq, beta_zmq   the ping-pong over a ZeroMQ PAIR socket on tcp://127.0.0.1 (what the PS uses)
+ *   beta_host_kK          K = 1, 2, 4 concurrent ZeroMQ clients (threads of rank 1, each with its own
+ *                         context and I/O thread, as separate worker processes have) each push
+ *                         --agg-bytes to a ROUTER on rank 0 and get as many back, like one bsp
+ *                         round: round time / (2 K bytes), seconds per byte through the server.
+ *                         On one host "the server's link" is the cores copying bytes: this
+ *                         aggregate, not K x the single-stream beta, is what N workers get
+ * (The time-slicing of more busy processes than cores is measured by experiments/model, with
+ * psring-bench-allreduce on 4 ranks: this program runs on exactly 2.)
  *   gamma                 seconds per byte to add one float buffer into another (the reduction)
  *   delta                 seconds per byte of gradient for one SGD-momentum update (PS servers)
- * and prints them as CSV "param,value,unit" on rank 0's stdout. Each point is the minimum over
- * repetitions (the model predicts an uncontended link; contention is the model's other term).
+ * and prints them as CSV "param,value,unit" on rank 0's stdout. Each ping-pong point is the minimum
+ * over repetitions (an uncontended link); the concurrent rounds take the mean over clients and
+ * rounds, because contention between the clients is what they measure (and psring-train reports
+ * means).
  * It deliberately does not model the ring's pipelining or MPI's internal algorithms. */
 #include <mpi.h>
 #include <zmq.h>
@@ -19,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
 #include "common/check.h"
 #include "common/timer.h"
 #include "model/optim.h"
@@ -92,8 +103,104 @@ static double pingpong_zmq(int rank, void *sock, char *buf, size_t bytes, int re
     return best;
 }
 
+/* ---- concurrent clients: K DEALER threads on rank 1, one ROUTER on rank 0 ---- */
+enum { AGG_MAXK = 4 };
+typedef struct {
+    const char *ep;
+    size_t bytes;
+    int rounds;
+    pthread_barrier_t *start;   /* every round starts with all clients released at once */
+    double *round_s;            /* per round: this client's push -> reply time */
+} agg_client_t;
+
+static void *agg_client(void *arg) {
+    agg_client_t *c = arg;
+    void *ctx = zmq_ctx_new();
+    if (!ctx) die("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+    void *sock = zmq_socket(ctx, ZMQ_DEALER);
+    if (!sock) die("zmq_socket: %s", zmq_strerror(zmq_errno()));
+    zmqCheck(zmq_connect(sock, c->ep));
+    char *buf = xcalloc(c->bytes, 1);
+    for (int r = 0; r < c->rounds; r++) {
+        int rc = pthread_barrier_wait(c->start);
+        if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD) die("pthread_barrier_wait: error %d", rc);
+        double t0 = timer_now();
+        zmqCheck(zmq_send(sock, buf, c->bytes, 0));
+        zmqCheck(zmq_recv(sock, buf, c->bytes, 0));
+        c->round_s[r] = timer_now() - t0;
+    }
+    free(buf);
+    zmqCheck(zmq_close(sock));
+    zmqCheck(zmq_ctx_term(ctx));
+    return NULL;
+}
+
+/* mean time of one bsp-like round of K clients (push, wait for all, reply to all) */
+static double aggregate_zmq(int rank, int K, size_t bytes, int rounds) {
+    char ep[256] = "";
+    void *ctx = NULL, *sock = NULL;
+    if (rank == 0) {
+        ctx = zmq_ctx_new();
+        if (!ctx) die("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+        sock = zmq_socket(ctx, ZMQ_ROUTER);
+        if (!sock) die("zmq_socket: %s", zmq_strerror(zmq_errno()));
+        zmqCheck(zmq_bind(sock, "tcp://127.0.0.1:*"));
+        size_t len = sizeof ep;
+        zmqCheck(zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &len));
+    }
+    mpiCheck(MPI_Bcast(ep, sizeof ep, MPI_CHAR, 0, MPI_COMM_WORLD));
+    double result = 0;
+    if (rank == 0) {
+        /* the server: receive K pushes, then answer each (what a bsp round does) */
+        zmq_msg_t id[AGG_MAXK], m;
+        for (int r = 0; r < rounds; r++) {
+            for (int k = 0; k < K; k++) {
+                zmqCheck(zmq_msg_init(&id[k]));
+                zmqCheck(zmq_msg_recv(&id[k], sock, 0));
+                zmqCheck(zmq_msg_init(&m));
+                zmqCheck(zmq_msg_recv(&m, sock, 0));
+                if (zmq_msg_size(&m) != bytes) die("calibrate: a %zu-byte push, expected %zu", zmq_msg_size(&m), bytes);
+                /* echo the same bytes back (zero-copy, as the server's send_params_all) */
+                if (k + 1 < K) { zmqCheck(zmq_msg_close(&m)); continue; }
+                for (int j = 0; j < K; j++) {
+                    zmq_msg_t c;
+                    zmqCheck(zmq_msg_init(&c));
+                    zmqCheck(zmq_msg_copy(&c, &m));
+                    zmqCheck(zmq_msg_send(&id[j], sock, ZMQ_SNDMORE));
+                    zmqCheck(zmq_msg_send(&c, sock, 0));
+                }
+                zmqCheck(zmq_msg_close(&m));
+            }
+        }
+    } else {
+        pthread_barrier_t start;
+        if (pthread_barrier_init(&start, NULL, (unsigned)K)) die("pthread_barrier_init failed");
+        pthread_t th[AGG_MAXK];
+        agg_client_t c[AGG_MAXK];
+        double *all = xcalloc((size_t)K * (size_t)rounds, sizeof(double));
+        for (int k = 0; k < K; k++) {
+            c[k] = (agg_client_t){ ep, bytes, rounds, &start, all + (size_t)k * (size_t)rounds };
+            int rc = pthread_create(&th[k], NULL, agg_client, &c[k]);
+            if (rc) die("pthread_create: %s", strerror(rc));
+        }
+        for (int k = 0; k < K; k++) pthread_join(th[k], NULL);
+        /* the mean over clients and rounds: psring-train reports a step's mean over its steps and
+         * workers, and this is the same statistic of the same pattern */
+        for (size_t i = 0; i < (size_t)K * (size_t)rounds; i++) result += all[i];
+        result /= (double)K * rounds;
+        free(all);
+        pthread_barrier_destroy(&start);
+    }
+    if (rank == 0) {
+        zmqCheck(zmq_close(sock));
+        zmqCheck(zmq_ctx_term(ctx));
+    }
+    mpiCheck(MPI_Bcast(&result, 1, MPI_DOUBLE, 1, MPI_COMM_WORLD));
+    return result;
+}
+
 int main(int argc, char **argv) {
-    size_t max_bytes = 16u << 20;
+    size_t max_bytes = 16u << 20, agg_bytes = 2u << 20;
     int reps = 20;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
@@ -101,14 +208,20 @@ int main(int argc, char **argv) {
             long long v = strtoll(argv[++i], &end, 10);
             if (*end || v < 65536 || v > (1ll << 30)) die_input("--max-bytes must be an integer in [65536, 2^30]: got '%s'", argv[i]);
             max_bytes = (size_t)v;
+        } else if (!strcmp(argv[i], "--agg-bytes") && i + 1 < argc) {
+            char *end;
+            long long v = strtoll(argv[++i], &end, 10);
+            if (*end || v < 4096 || v > (1ll << 30)) die_input("--agg-bytes must be an integer in [4096, 2^30]: got '%s'", argv[i]);
+            agg_bytes = (size_t)v;
         } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 1 || v > 10000) die_input("--reps must be an integer in [1, 10000]: got '%s'", argv[i]);
             reps = (int)v;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: mpirun -np 2 psring-calibrate [--max-bytes N] [--reps R]\n"
-                   "prints alpha/beta (MPI and ZeroMQ ping-pong), gamma (float add), delta (SGD update) as CSV\n");
+            printf("usage: mpirun -np 2 psring-calibrate [--max-bytes N] [--agg-bytes N] [--reps R]\n"
+                   "prints alpha/beta (MPI and ZeroMQ ping-pong), beta_host_k1/2/4 (K concurrent ZeroMQ clients\n"
+                   "pushing and pulling --agg-bytes, default 2 MiB), gamma (float add), delta (SGD update) as CSV\n");
             return 0;
         } else {
             die_input("psring-calibrate: unknown or incomplete option '%s' (see --help)", argv[i]);
@@ -177,13 +290,23 @@ int main(int argc, char **argv) {
     zmqCheck(zmq_close(sock));
     zmqCheck(zmq_ctx_term(ctx));
 
+    /* K concurrent clients; a few untimed rounds first (connections, first touch) */
+    double beta_host[AGG_MAXK + 1] = {0};
+    for (int K = 1; K <= AGG_MAXK; K *= 2) {
+        aggregate_zmq(rank, K, agg_bytes, 3);
+        double t = aggregate_zmq(rank, K, agg_bytes, reps < 5 ? 5 : reps);
+        /* the round's two message latencies are the model's 2 S alpha term, not bandwidth */
+        if (t > 4 * a_zmq) t -= 2 * a_zmq;
+        beta_host[K] = t / (2.0 * K * (double)agg_bytes);
+    }
+
     if (rank == 0) {
         /* gamma and delta on one rank while the other idles at the barrier below */
         size_t cnt = max_bytes / sizeof(float);
         float *a = xcalloc(cnt, sizeof(float)), *g = xcalloc(cnt, sizeof(float)), *m = xcalloc(cnt, sizeof(float));
         for (size_t i = 0; i < cnt; i++) { a[i] = (float)(i % 97); g[i] = 1e-3f * (float)(i % 13); }
         double best_add = 1e30, best_opt = 1e30;
-        optim_config_t oc = { 0.01f, 0.9f, 0.0f };
+        optim_config_t oc = { .lr = 0.01f, .momentum = 0.9f, .weight_decay = 0.0f };   /* SGD-momentum, as the PS servers run */
         for (int r = 0; r < reps; r++) {
             double t0 = timer_now();
             for (size_t i = 0; i < cnt; i++) a[i] += g[i];
@@ -203,6 +326,8 @@ int main(int argc, char **argv) {
         printf("beta_ring,%.9g,s/byte\n", b_ring);
         printf("alpha_zmq,%.9g,s\n", a_zmq);
         printf("beta_zmq,%.9g,s/byte\n", b_zmq);
+        for (int K = 1; K <= AGG_MAXK; K *= 2) printf("beta_host_k%d,%.9g,s/byte\n", K, beta_host[K]);
+        printf("agg_bytes,%zu,byte\n", agg_bytes);
         printf("gamma,%.9g,s/byte\n", best_add / (double)(cnt * sizeof(float)));
         printf("delta,%.9g,s/byte\n", best_opt / (double)(cnt * sizeof(float)));
         printf("cores,%ld,count\n", cores);

@@ -161,6 +161,55 @@ def ps_time(N, S, n, alpha, beta, gamma, delta, sync="bsp", share=1.0):
     return share * max(worker_path, server_load)
 
 
+def ring_exchange_time(N, n, alpha, beta, gamma, share=1.0):
+    """What psring's ring exchange does per step: the allreduce plus one pass over the n bytes to
+    divide the sum by N (the average), priced like the reduction: ring_time + share n gamma."""
+    if N <= 1:
+        return 0.0
+    return ring_time(N, n, alpha, beta, gamma, share) + share * n * gamma
+
+
+def ring_share(P, cores, f_bench, p_bench):
+    """Time-slicing factor of a ring collective on P busy-polling ranks sharing `cores` cores.
+    P <= cores: 1 (every rank has a core). Above, f_bench is the factor measured on p_bench ranks
+    (a micro-benchmark: the collective's time / its model time without slicing), carried to P
+    with the co-scheduling argument: a hop moves data only while both its ends hold a core, which
+    with P ranks on c cores is a fraction (c/P)((c-1)/(P-1)) of the time, so
+      share(P) = f_bench x [P (P-1)] / [p_bench (p_bench-1)]   (for one core: f_bench x P/p_bench)"""
+    if P <= cores:
+        return 1.0
+    if cores <= 1:
+        return f_bench * float(P) / p_bench
+    return f_bench * (P * (P - 1.0)) / (p_bench * (p_bench - 1.0))
+
+
+def host_beta(K, betas):
+    """Seconds per byte through a server on one host with K concurrent clients. betas maps the
+    calibrated client counts (1, 2, 4) to beta_host_kK; in between it interpolates linearly in K,
+    beyond the largest it keeps the largest's (the cores are saturated by then)."""
+    ks = sorted(betas)
+    if K <= ks[0]:
+        return betas[ks[0]]
+    for lo, hi in zip(ks, ks[1:]):
+        if K <= hi:
+            return betas[lo] + (betas[hi] - betas[lo]) * (K - lo) / float(hi - lo)
+    return betas[ks[-1]]
+
+
+def ps_host_time(N, S, n, alpha, beta_host, gamma, delta):
+    """Parameter server, bsp, every process on one host: the N pushes and N pulls (2 N n bytes)
+    go through the host's cores, which copy concurrent ZeroMQ streams at an aggregate
+    1/beta_host (calibrated with N concurrent clients), whatever S is: S server processes split
+    the bytes but not the cores. Plus 2 S alpha for the messages, the aggregation of the N
+    shards (N n/S gamma) and the apply (n/S delta), servers working in parallel, and the worker's
+    copy of the pulled parameters into its own buffer (n gamma, priced like one pass of the sum).
+      2 S alpha + 2 N n beta_host + N (n/S) gamma + (n/S) delta + n gamma"""
+    if N < 1 or S < 1:
+        raise ValueError("N and S must be >= 1")
+    shard = float(n) / S
+    return 2 * S * alpha + 2.0 * N * n * beta_host + N * shard * gamma + shard * delta + n * gamma
+
+
 def allreduce_bytes(N, n):
     """Bytes one ring worker sends per step (and receives): 2(N-1)/N n."""
     return 0.0 if N <= 1 else 2.0 * (N - 1) / N * n

@@ -26,6 +26,26 @@ close(pslib.ps_time(4, 4, 1e6, 1e-5, 1e-9, 1e-10, 2e-10), 2.23e-3, "ps N=4 S=4")
 close(pslib.ps_time(4, 2, 1e6, 1e-5, 1e-9, 1e-10, 2e-10, sync="async"), 4.6e-3, "ps async N=4 S=2")
 close(pslib.allreduce_bytes(4, 1e6), 1.5e6, "ring bytes")
 close(pslib.ps_server_bytes(4, 2, 1e6), 4e6, "server bytes")
+# ring exchange = allreduce + the averaging pass n gamma: 1.635e-3 + 1e6*1e-10 = 1.735e-3
+close(pslib.ring_exchange_time(4, 1e6, 1e-5, 1e-9, 1e-10), 1.735e-3, "ring exchange N=4")
+close(pslib.ring_exchange_time(4, 1e6, 1e-5, 1e-9, 1e-10, share=2), 3.47e-3, "ring exchange N=4 share 2")
+close(pslib.ring_exchange_time(1, 1e6, 1e-5, 1e-9, 1e-10), 0.0, "ring exchange N=1")
+# time-slicing: P <= cores -> 1; at the benchmark's P the benchmark's factor; P=8 on 2 cores with
+# 3.0 measured at 4 ranks: 3.0 * 8*7 / (4*3) = 14.0; one core: 3.0 * 8/4 = 6.0
+close(pslib.ring_share(2, 2, 3.0, 4), 1.0, "share P=2 on 2 cores")
+close(pslib.ring_share(4, 2, 3.0, 4), 3.0, "share P=4 at the benchmark")
+close(pslib.ring_share(8, 2, 3.0, 4), 14.0, "share P=8 by co-scheduling")
+close(pslib.ring_share(8, 1, 3.0, 4), 6.0, "share P=8 on 1 core")
+# host beta: calibrated at 1, 2, 4 clients; linear between, flat beyond
+hb = {1: 4e-10, 2: 3e-10, 4: 2.5e-10}
+close(pslib.host_beta(1, hb), 4e-10, "host beta K=1")
+close(pslib.host_beta(3, hb), 2.75e-10, "host beta K=3")
+close(pslib.host_beta(8, hb), 2.5e-10, "host beta K=8")
+# ps on one host, N=4 S=2 n=1e6: 2*2*1e-5 = 4e-5; 2*4*1e6*2.5e-10 = 2e-3; 4*5e5*1e-10 = 2e-4;
+# 5e5*2e-10 = 1e-4; the worker's copy 1e6*1e-10 = 1e-4 -> 2.44e-3 (S does not divide the host's bandwidth)
+close(pslib.ps_host_time(4, 2, 1e6, 1e-5, 2.5e-10, 1e-10, 2e-10), 2.44e-3, "ps host N=4 S=2")
+# N=1 S=1: 2e-5 + 2*1e6*4e-10 = 8e-4 + 1e-4 + 2e-4 + 1e-4 -> 1.22e-3
+close(pslib.ps_host_time(1, 1, 1e6, 1e-5, 4e-10, 1e-10, 2e-10), 1.22e-3, "ps host N=1 S=1")
 # crossover: with S=N servers the PS moves the same bytes per link as ... 2n vs 2(N-1)/N n
 assert pslib.ps_time(8, 8, 1e6, 0, 1e-9, 0, 0) > pslib.ring_time(8, 1e6, 0, 1e-9, 0)
 PY
@@ -48,6 +68,32 @@ out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv" --compare
       --out "$SCRATCH/cmp.csv") || fail "model --compare failed: $out"
 [[ $out == *"worst point:"* ]] || fail "no worst point in: $out"
 [[ $(wc -l <"$SCRATCH/cmp.csv") -ge 7 ]] || fail "comparison CSV too short"
+# host model and the wait split, by hand: ps S=1 N=2, n = 250000 floats = 1e6 bytes, exchange 3.0 ms
+# of which wait 0.5 -> transfer 2.5 ms; model (alpha_zmq 2e-5, beta_host_k2 5e-10, gamma 4e-11,
+# delta 6e-11) 2*2e-5 + 2*2*1e6*5e-10 + 2*1e6*4e-11 + 1e6*6e-11 + 1e6*4e-11 = 4e-5 + 2e-3 + 8e-5
+# + 6e-5 + 4e-5 = 2.22 ms -> -11.2%. Ring N=2 on 2 cores (share 1): exchange 0.5, wait 0.3 -> 0.2 ms;
+# model 2*1e-6 + 1e6*1e-10 + 0.5e6*4e-11 + 1e6*4e-11 = 2e-6 + 1e-4 + 2e-5 + 4e-5 = 0.162 ms -> -19.0%.
+# Ring N=4 (the benchmark's 4 ranks measured share 2): exchange 1.0, wait 0.5 -> 0.5 ms; model
+# 2*(6*1e-6 + 1.5*1e6*1e-10 + 0.75*1e6*4e-11 + 1e6*4e-11) = 2*(6e-6 + 1.5e-4 + 3e-5 + 4e-5)
+# = 0.452 ms -> -9.6%
+cp "$SCRATCH/cal.csv" "$SCRATCH/cal_host.csv"
+printf 'beta_host_k1,6e-10,s/byte\nbeta_host_k2,5e-10,s/byte\nbeta_host_k4,4e-10,s/byte\nring_share_np4,2,factor\n' >>"$SCRATCH/cal_host.csv"
+cat >"$SCRATCH/meas.csv" <<CSV
+topology,allreduce,sync,servers,workers,fp16,params,exchange_ms,wait_ms,error
+ps,,bsp,1,2,0,250000,3.0,0.5,
+ring,ring,,,2,0,250000,0.5,0.3,
+ring,ring,,,4,0,250000,1.0,0.5,
+CSV
+"$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal_host.csv" --compare "$SCRATCH/meas.csv" --out "$SCRATCH/cmp2.csv" \
+  >/dev/null || fail "model --compare with host keys failed"
+python3 - "$SCRATCH/cmp2.csv" <<'PY' || fail "host model / wait split"
+import csv, sys
+rows = {(r["config"], r["workers"]): r for r in csv.DictReader(open(sys.argv[1]))}
+for key, want in ((("ps S=1", "2"), ("2.5000", "2.2200", "-11.2")), (("ring", "2"), ("0.2000", "0.1620", "-19.0")),
+                  (("ring", "4"), ("0.5000", "0.4520", "-9.6"))):
+    r = rows[key]
+    assert (r["measured_ms"], r["model_ms"], r["error_pct"]) == want, (key, r)
+PY
 out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv" --extrapolate) || fail "extrapolate"
 [[ $(awk '$2 == 1024' <<<"$out" | wc -l) -eq 3 ]] || fail "no 1024-worker rows for 3 link speeds: $out"
 pass "cost model"

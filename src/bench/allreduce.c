@@ -26,7 +26,7 @@
 typedef struct {
     size_t min_bytes, max_bytes;
     double factor;
-    int iters, warmup, check, impl_ring, impl_mpi, impl_hier, fp16, chunk_kb;
+    int iters, warmup, check, impl_ring, impl_mpi, impl_hier, fp16, chunk_kb, compute_us;
     char csv[1024];
 } bench_opts_t;
 
@@ -75,7 +75,9 @@ static void usage(FILE *f) {
 "                        broadcast), or all three (default both)\n"
 "      --fp16            the ring sends halves (accumulates in float); mpi stays float\n"
 "      --chunk-kb K      ring pipeline chunk in KiB (default 1024)\n"
-"      --csv FILE        also write the rows as CSV (rank 0)\n");
+"      --csv FILE        also write the rows as CSV (rank 0)\n"
+"      --compute-us U    before each timed call every rank spins U us, then a barrier (a training\n"
+"                        step's rhythm); time is then the collective alone, mean over ranks (0)\n");
 }
 
 /* all ranks parse the same argv, so all of them reach the same verdict; rank 0 says it */
@@ -89,13 +91,14 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     *o = (bench_opts_t){ .min_bytes = 4096, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5,
                          .check = 1, .impl_ring = 1, .impl_mpi = 1,
                          .chunk_kb = (int)(RING_DEFAULT_CHUNK_BYTES / 1024) };
-    enum { OPT_IMPL = 256, OPT_FP16, OPT_CSV, OPT_CHUNK };
+    enum { OPT_IMPL = 256, OPT_FP16, OPT_CSV, OPT_CHUNK, OPT_COMPUTE };
     static const struct option lo[] = {
         {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
         {"stepfactor", required_argument, 0, 'f'}, {"iters", required_argument, 0, 'n'},
         {"warmup", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
         {"impl", required_argument, 0, OPT_IMPL}, {"fp16", no_argument, 0, OPT_FP16},
         {"csv", required_argument, 0, OPT_CSV}, {"chunk-kb", required_argument, 0, OPT_CHUNK},
+        {"compute-us", required_argument, 0, OPT_COMPUTE},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -123,6 +126,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         case OPT_CSV: if (strlen(optarg) >= sizeof o->csv) bad("--csv: path too long: '%s'", optarg);
                       strcpy(o->csv, optarg); break;
         case OPT_CHUNK: if (parse_int(optarg, 1, 1 << 20, &o->chunk_kb)) bad("--chunk-kb must be an integer in 1..1048576: '%s'", optarg); break;
+        case OPT_COMPUTE: if (parse_int(optarg, 0, 10000000, &o->compute_us)) bad("--compute-us must be an integer in 0..10000000: '%s'", optarg); break;
         case 'h': if (rank == 0) usage(stdout); MPI_Finalize(); exit(0);
         case ':': bad("option '%s' needs a value", argv[optind - 1]); break;
         default: bad("unknown option '%s' (try --help)", argv[optind - 1]); break;
@@ -225,6 +229,20 @@ int main(int argc, char **argv) {
         for (int b = 0; b < blocks; b++) {
             int n = o.iters / blocks + (b < o.iters % blocks);
             for (int k = 0; k < nimpl; k++) {
+                if (o.compute_us > 0) {
+                    /* a training step's rhythm: every rank busy on its own, then a barrier (the
+                     * trainer's wait), then the timed collective alone; with more ranks than
+                     * cores this is where time-slicing hits the collective */
+                    for (int i = 0; i < n; i++) {
+                        double tc = MPI_Wtime() + 1e-6 * o.compute_us;
+                        while (MPI_Wtime() < tc) {}
+                        mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+                        double t0 = MPI_Wtime();
+                        run_once(impls[k], o.fp16, &r, buf, count);
+                        tsum[k] += MPI_Wtime() - t0;
+                    }
+                    continue;
+                }
                 mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
                 double t0 = MPI_Wtime();
                 for (int i = 0; i < n; i++) run_once(impls[k], o.fp16, &r, buf, count);
@@ -234,7 +252,10 @@ int main(int argc, char **argv) {
         for (int k = 0; k < nimpl; k++) {
             impl_t impl = impls[k];
             double t = tsum[k] / o.iters, tmax = 0;
-            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+            /* with --compute-us each rank timed its own calls after the barrier: report their
+             * mean over ranks, as the trainer's CSV does; else the slowest rank's loop */
+            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, o.compute_us > 0 ? MPI_SUM : MPI_MAX, 0, MPI_COMM_WORLD));
+            if (o.compute_us > 0) tmax /= nranks;
             long wrong = o.check ? check(impl, o.fp16, &r, buf, count) : -1;
             if (wrong > 0) total_wrong += wrong;
             if (rank == 0) {
