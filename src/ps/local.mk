@@ -9,7 +9,7 @@ check_PROGRAMS += tests/test_ps
 TESTS += tests/test_ps
 tests_test_ps_SOURCES = tests/test_ps.c
 tests_test_ps_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZMQ_CFLAGS) -pthread
-tests_test_ps_LDADD = src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/common/libcommon.a \
+tests_test_ps_LDADD = src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
   $(CHECK_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
 TESTS += tests/ps_bsp_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh
 EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh
@@ -18,7 +18,7 @@ EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_k
 bin_PROGRAMS += psring-bench-ps
 psring_bench_ps_SOURCES = src/bench/ps.c
 psring_bench_ps_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS)
-psring_bench_ps_LDADD = src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/common/libcommon.a \
+psring_bench_ps_LDADD = src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
   $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 # --ps-auth: psring-keygen writes the CurveZMQ keyfile (psring keygen runs it)
