@@ -62,6 +62,7 @@ static const struct { const char *line; const char *needle; } bad_options[] = {
     {"--slow-ms 5", "--slow-rank"},
     {"stray", "stray"},
     {"--batch", "--batch"},
+    {"--optimizer adam --momentum 0.5", "--momentum"},
 };
 
 START_TEST(test_options_bad) {

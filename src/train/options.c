@@ -239,7 +239,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     defaults(o);
     long v;
     int c;
-    int adam_flag = 0, lars_flag = 0;   /* --beta1/--beta2/--eps, --lars-eta given */
+    int adam_flag = 0, lars_flag = 0, momentum_flag = 0;   /* --beta1/--beta2/--eps, --lars-eta, --momentum given */
     optind = 0;   /* 0, not 1: glibc then also forgets a half-read "-xy" cluster of the last call
                    * (found by fuzz/fuzz_options: parse 2 read freed memory after "-h0") */
     opterr = 0;
@@ -269,6 +269,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
             break;
         case OPT_MOMENTUM:
             if (parse_float(optarg, 0, 0.999999, &o->momentum)) FAIL("--momentum must be in [0, 1): got '%s'", optarg);
+            momentum_flag = 1;
             break;
         case OPT_WD:
             if (parse_float(optarg, 0, 1, &o->weight_decay)) FAIL("--weight-decay must be in [0, 1]: got '%s'", optarg);
@@ -454,6 +455,8 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         FAIL("--ps-auth applies to --topology ps only");
     if (o->ps_auth[0] && stat(o->ps_auth, &st) != 0)
         FAIL("--ps-auth %s: no such file (make one with: psring keygen %s)", o->ps_auth, o->ps_auth);
+    if (momentum_flag && o->optimizer == OPTIM_ADAM)
+        FAIL("--momentum applies to --optimizer sgd or lars (Adam's moments are --beta1/--beta2)");
     if (adam_flag && o->optimizer != OPTIM_ADAM)
         FAIL("--beta1, --beta2 and --eps apply to --optimizer adam only");
     if (lars_flag && o->optimizer != OPTIM_LARS)
