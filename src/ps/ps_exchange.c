@@ -237,7 +237,6 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
         snprintf(msg, sizeof msg, "--topology ps needs 1 <= --servers < number of processes (got --servers %d with %d processes)", S, size);
         bad_start(rank, started, msg);
     }
-    if (strcmp(o->transport, "tcp") != 0 && strcmp(o->transport, "ipc") != 0) {
     {   /* LARS: each server holds whole layers (optim_shard_range), so S <= weight/bias segments */
         optim_config_t oc = options_optim_config(o);
         size_t lo, len;
@@ -247,6 +246,7 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
             bad_start(rank, started, msg);
         }
     }
+    if (strcmp(o->transport, "tcp") != 0 && strcmp(o->transport, "ipc") != 0) {
         snprintf(msg, sizeof msg, "--transport must be tcp or ipc (got '%s')", o->transport);
         bad_start(rank, started, msg);
     }
