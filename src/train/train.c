@@ -298,7 +298,13 @@ int main(int argc, char **argv) {
             metrics_row_init(&r);
             int ring = o.topology == TOPO_RING, ps = o.topology == TOPO_PS;
             metrics_set(&r, "topology", "%s", topology_name(o.topology));
-            if (ring) metrics_set(&r, "allreduce", "%s", o.allreduce == ALLREDUCE_RING ? "ring" : "mpi");
+            if (ring) {
+                static const char *const allreduce_names[] = {"ring", "mpi", "nccl"};
+                static const char *const op_names[] = {"average", "sum", "adasum"};
+                metrics_set(&r, "allreduce", "%s", allreduce_names[o.allreduce]);
+                metrics_set(&r, "op", "%s", op_names[o.ring_op]);
+                metrics_set(&r, "hierarchical", "%d", o.hierarchical);
+            }
             if (ps) {
                 metrics_set(&r, "sync", "%s", sync_name(o.sync));
                 if (o.sync == SYNC_SSP) metrics_set(&r, "staleness", "%d", o.staleness);
@@ -316,6 +322,8 @@ int main(int argc, char **argv) {
             if (ring || ps) metrics_set(&r, "fp16", "%d", o.fp16);
             if (ring) metrics_set(&r, "overlap", "%d", o.overlap);
             metrics_set(&r, "accumulate", "%d", K);
+            metrics_set(&r, "optimizer", "%s", optim_kind_name(o.optimizer));
+            metrics_set(&r, "sampler", "%s", sampler_kind_name(o.sampler));
             metrics_set(&r, "layers", "%s", o.layers_spec);
             metrics_set(&r, "params", "%zu", nparams);
             metrics_set(&r, "batch_per_worker", "%d", b);
