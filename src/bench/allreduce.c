@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
     size_t min_bytes, max_bytes;
@@ -76,8 +77,8 @@ static void usage(FILE *f) {
 "      --fp16            the ring sends halves (accumulates in float); mpi stays float\n"
 "      --chunk-kb K      ring pipeline chunk in KiB (default 1024)\n"
 "      --csv FILE        also write the rows as CSV (rank 0)\n"
-"      --compute-us U    before each timed call every rank spins U us, then a barrier (a training\n"
-"                        step's rhythm); time is then the collective alone, mean over ranks (0)\n");
+"      --compute-us U    before each timed call every rank works U us of CPU time, then a barrier (a\n"
+"                        training step's rhythm); time is the collective alone, mean over ranks (0)\n");
 }
 
 /* all ranks parse the same argv, so all of them reach the same verdict; rank 0 says it */
@@ -135,6 +136,20 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     if (optind < argc) bad("unexpected argument '%s' (try --help)", argv[optind]);
     if (o->min_bytes > o->max_bytes) bad("-b is larger than -e%s", "");
     if (o->max_bytes / sizeof(float) > (size_t)0x7fffffff) bad("-e: at most 8G (MPI int counts)%s", "");
+}
+
+/* --compute-us: U us of this process's CPU time (not wall time), so that, as with a training
+ * step's forward and backward, the work stretches when more processes than cores share them */
+static void cpu_work_us(int us) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) { perror("clock_gettime"); MPI_Abort(MPI_COMM_WORLD, 1); }
+    double end = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + 1e-6 * us, now;
+    volatile double sink = 0;
+    do {
+        for (int k = 0; k < 1000; k++) sink += 1e-9 * k;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    } while (now < end);
 }
 
 /* the physical ceiling of a shared-memory transfer: one process copying, bytes copied / s */
@@ -234,8 +249,7 @@ int main(int argc, char **argv) {
                      * trainer's wait), then the timed collective alone; with more ranks than
                      * cores this is where time-slicing hits the collective */
                     for (int i = 0; i < n; i++) {
-                        double tc = MPI_Wtime() + 1e-6 * o.compute_us;
-                        while (MPI_Wtime() < tc) {}
+                        cpu_work_us(o.compute_us);
                         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
                         double t0 = MPI_Wtime();
                         run_once(impls[k], o.fp16, &r, buf, count);
