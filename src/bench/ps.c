@@ -1,14 +1,16 @@
 /* ps.c: psring-bench-ps, push+pull goodput of the parameter server against raw ZeroMQ.
  *
  *   mpirun -np N psring-bench-ps --servers S -b 64K -e 64M -f 2 [-n 20] [-w 3]
- *          [--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--csv FILE]
+ *          [--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--csv FILE]
  *
  * Ranks 0..S-1 serve, the rest are workers. For each model size B (bytes of float32 parameters)
  * two implementations run back to back in the same processes, same transport, same sizes:
  *   zmq-raw  each worker sends B/S bytes to each of S ROUTER sockets (zero-copy) and receives
  *            B/S bytes back into its buffer (zmq_recv); the server echoes at once.
  *   ps       the real PS code paths (server.c/worker.c): push the B-byte gradient in S shards,
- *            servers apply real SGD with momentum (optim_step) under --sync, pull B bytes back.
+ *            servers apply real SGD with momentum (optim_step) under --sync, pull B bytes back;
+ *            bsp sends each shard in --ps-chunk-kb slices that the server applies and answers
+ *            one by one (0 = whole shards, as before).
  * Goodput per worker = 2 B / (time per iteration) (push + pull payload); aggregate = sum over
  * workers. The clock starts after -w warm-up iterations and a barrier of the workers.
  * Deliberately not here: correctness checks of the PS math (tests/test_ps.c does them). */
@@ -40,6 +42,7 @@ typedef struct {
     sync_mode_t sync;
     char csv[1024];
     char bind[256];          /* tcp: address, subnet, interface or auto (ps_server_bind_endpoint) */
+    int chunk_kb;            /* --ps-chunk-kb: bsp slice (psring-train's default), 0 = whole shards */
 } bench_opts_t;
 
 static int rank, nprocs;
@@ -49,7 +52,7 @@ static void bad_flag(const char *fmt, const char *arg) {
         fprintf(stderr, "psring-bench-ps: ");
         fprintf(stderr, fmt, arg);
         fprintf(stderr, " (usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--csv FILE])\n");
+                "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--csv FILE])\n");
     }
     MPI_Finalize();
     exit(EXIT_BADINPUT);
@@ -88,12 +91,14 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     strcpy(o->transport, "tcp");
     strcpy(o->bind, "127.0.0.1");
     o->sync = SYNC_BSP;
+    o->chunk_kb = PS_CHUNK_KB_DEFAULT;
     static struct option lo[] = {
         { "servers", required_argument, 0, 'S' }, { "minbytes", required_argument, 0, 'b' },
         { "maxbytes", required_argument, 0, 'e' }, { "stepfactor", required_argument, 0, 'f' },
         { "iters", required_argument, 0, 'n' }, { "warmup", required_argument, 0, 'w' },
         { "transport", required_argument, 0, 'T' }, { "sync", required_argument, 0, 'Y' },
-        { "csv", required_argument, 0, 'C' }, { "bind", required_argument, 0, 'B' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+        { "csv", required_argument, 0, 'C' }, { "bind", required_argument, 0, 'B' },
+        { "ps-chunk-kb", required_argument, 0, 'K' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     opterr = 0;
     int c;
@@ -118,6 +123,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             else if (!strcmp(optarg, "async")) o->sync = SYNC_ASYNC;
             else bad_flag("--sync must be bsp or async, got '%s'", optarg);
             break;
+        case 'K': if (parse_int(optarg, 0, 1 << 20, &o->chunk_kb)) bad_flag("--ps-chunk-kb wants an integer in 0..1048576 (0 = whole shards), got '%s'", optarg); break;
         case 'B':
             if (!optarg[0] || strlen(optarg) >= sizeof o->bind) bad_flag("--bind wants an address, subnet or interface, got '%s'", optarg);
             strcpy(o->bind, optarg);
@@ -128,7 +134,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             break;
         case 'h':
             if (rank == 0) printf("usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--csv FILE]\n");
+                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--csv FILE]\n");
             MPI_Finalize();
             exit(0);
         case ':': bad_flag("%s needs a value", argv[optind - 1]); break;
@@ -241,7 +247,8 @@ static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t byt
 static void ps_serve(void *ctx, const bench_opts_t *o, const char *want, char *all, size_t count, int nworkers) {
     ps_server_config_t c = { .index = rank, .nservers = o->servers, .nworkers = nworkers, .total = count,
                              .sync = o->sync, .staleness = 0, .peer_timeout = 30,
-                             .optim = { 1e-6f, 0.9f, 0.0f }, .worker_rank_base = o->servers, .quiet = 1 };
+                             .optim = { 1e-6f, 0.9f, 0.0f }, .worker_rank_base = o->servers, .quiet = 1,
+                             .chunk = (size_t)o->chunk_kb * 1024 / 4 };
     char bound[EP_LEN];
     ps_server_t *s = ps_server_create(ctx, &c, want, bound, sizeof bound);
     exchange_endpoints(bound, all);
@@ -254,7 +261,8 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
     char **eps = xcalloc(o->servers, sizeof(char *));
     for (int s = 0; s < o->servers; s++) eps[s] = all + (size_t)s * EP_LEN;
     ps_worker_config_t c = { .rank = wrank, .nworkers = nworkers, .nservers = o->servers, .total = count,
-                             .state_per_param = 1, .peer_timeout = 30, .mpi_rank = rank };
+                             .state_per_param = 1, .peer_timeout = 30, .mpi_rank = rank,
+                             .chunk = o->sync == SYNC_BSP ? (size_t)o->chunk_kb * 1024 / 4 : 0 };
     ps_worker_t *w = ps_worker_create(ctx, &c, eps);
     float *params = xcalloc(count, sizeof(float)), *grads = xcalloc(count, sizeof(float));
     for (size_t i = 0; i < count; i++) grads[i] = (float)((wrank + 1) * (i % 97 + 1)) * 1e-3f;
@@ -300,7 +308,8 @@ int main(int argc, char **argv) {
             if (fresh) fprintf(csv, "size,impl,workers,servers,transport,sync,iters,time_s,per_worker_GBps,goodput_GBps,ratio_vs_raw\n");
         }
         printf("# psring-bench-ps: %d workers, %d servers, transport %s, ps sync %s, server apply = SGD momentum "
-               "(optim_step), %d iterations after %d warm-up\n", N, S, o.transport, sync_name(o.sync), o.iters, o.warmup);
+               "(optim_step), %d iterations after %d warm-up, ps slices %d KiB (bsp; 0 = whole shards)\n", N, S,
+               o.transport, sync_name(o.sync), o.iters, o.warmup, o.sync == SYNC_BSP ? o.chunk_kb : 0);
         printf("# goodput = push + pull payload bytes / time; aggregate = sum over workers\n");
         printf("%12s %8s %14s %14s %8s\n", "size(B)", "impl", "worker(GB/s)", "aggr(GB/s)", "ps/raw");
         fflush(stdout);

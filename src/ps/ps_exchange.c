@@ -198,6 +198,12 @@ static void write_endpoint(int index, const char *ep) {
         die("PSRING_PS_ENDPOINT_FILE: cannot write %s", path);
 }
 
+/* --ps-chunk-kb in elements for both sides; slices are a bsp feature (async/ssp apply each
+ * push on arrival, whole), and the server ignores them for LARS as the worker does */
+static size_t ps_chunk_elems(const options_t *o) {
+    return o->sync == SYNC_BSP ? (size_t)o->ps_chunk_kb * 1024 / sizeof(float) : 0;
+}
+
 /* every rank reaches this with the same verdict, so all exit 2 together (no hang) */
 static void bad_start(int rank, int started, const char *msg) {
     if (rank == 0) { fprintf(stderr, "psring: %s\n", msg); fflush(stderr); }
@@ -299,6 +305,7 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
             .staleness = o->staleness, .peer_timeout = timeout, .optim = ex->optim,
             .worker_rank_base = S, .quiet = o->quiet, .on_fatal = abort_job,
             .stall_warn = o->stall_warn, .auth = o->ps_auth[0] ? &p->auth : NULL,
+            .chunk = ps_chunk_elems(o),
         };
         p->server = ps_server_create(p->zctx, &c, want, mine, sizeof mine);
         write_endpoint(rank, mine);
@@ -313,6 +320,7 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
             .state_per_param = optim_state_per_param(&ex->optim), .fp16 = o->fp16,
             .peer_timeout = timeout, .mpi_rank = rank, .server_rank_base = 0, .on_fatal = abort_job,
             .auth = o->ps_auth[0] ? &p->auth : NULL, .optim = &ex->optim,
+            .chunk = ps_chunk_elems(o),
         };
         p->worker = ps_worker_create(p->zctx, &c, eps);
         free(eps);

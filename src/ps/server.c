@@ -14,8 +14,13 @@
  * Staleness of a gradient = global clock at its apply - global clock of the parameters it was
  * computed on (echoed by the worker), in clocks; always 0 under bsp.
  *
- * Deliberately not here: MPI (the exchange does start-up and aborts), partial-shard pushes
- * (a push must cover the whole key range, anything else is rejected), server replication. */
+ * Slices (bsp, --ps-chunk-kb): a push may be one slice of the shard on a fixed grid (offset a
+ * multiple of the slice length, count exactly that slice's length); slice k is applied and
+ * answered as soon as all N workers' slice k arrived, so applying and answering overlap the
+ * arrival of later slices (ps-lite key-range slicing, BytePS partitioning). Each slice exactly
+ * once per worker and round; anything off the grid is rejected. async/ssp and LARS (whose
+ * norms span whole layers) take whole-shard pushes only.
+ * Deliberately not here: MPI (the exchange does start-up and aborts), server replication. */
 #include "server.h"
 #include "wire.h"
 #include "auth.h"
@@ -51,18 +56,25 @@ struct ps_server {
     uint8_t *lost, *done, *bye, *pushed, *f16, *pend_reply, *avg_in, *logged;
     uint64_t *pend_pull;              /* generation wanted + 1, 0 = none */
     int nlost;
-    /* bsp round: the first push of a round is held as is (no copy) until the second arrives */
-    zmq_msg_t held;
-    int have_held, held_half;
+    /* bsp round, per slice k of the shard (--ps-chunk-kb; one slice = the whole shard): the first
+     * push of slice k is held as is (no copy) until the second arrives; slice k is applied and
+     * answered as soon as every worker's slice k is in */
+    size_t ck;                        /* slice length in elements (the last may be shorter) */
+    int nck;
+    zmq_msg_t *held;
+    uint8_t *have_held, *held_half;
+    int *ck_pushed;                   /* pushes of slice k this round */
+    uint8_t *got;                     /* [w * nck + k]: worker w's slice k arrived this round */
+    int *w_slices;                    /* slices worker w pushed this round */
+    int ck_done, round_msgs;          /* slices applied, pushes handled in this round */
+    atomic_int *ck_inflight;          /* zero-copy replies out of slice k's params/half */
     uint64_t round;
-    int npushed;
+    int npushed;                      /* workers that pushed anything this round */
     float round_lr;
     /* metrics average (server 0) */
     int avg_n, avg_count;
     double avg_sum[AVG_MAX];
     int stats_sent;
-    /* zero-copy replies still referenced by ZeroMQ */
-    atomic_int inflight;
     /* report */
     double apply_s;
     uint64_t bytes_in, bytes_out, rejected, updates;
@@ -82,10 +94,9 @@ struct ps_server {
     uint64_t auth_refused;
 };
 
-static void on_release(void *data, void *hint) {
+static void on_release_slice(void *data, void *hint) {
     (void)data;
-    ps_server_t *s = hint;
-    atomic_fetch_sub(&s->inflight, 1);
+    atomic_fetch_sub((atomic_int *)hint, 1);
 }
 
 static void sleep_us(long us) {
@@ -93,13 +104,38 @@ static void sleep_us(long us) {
     nanosleep(&ts, NULL);
 }
 
-/* ZeroMQ may still be sending a zero-copy reply out of params/half: wait before changing them. */
-static void wait_inflight(ps_server_t *s) {
+static void wait_counter(ps_server_t *s, atomic_int *c) {
     double t0 = timer_now();
-    while (atomic_load(&s->inflight) > 0) {
+    while (atomic_load(c) > 0) {
         if (timer_now() - t0 > s->c.peer_timeout + 5)
             die("ps server %d: replies still unsent after %.1f s", s->c.index, timer_now() - t0);
         sleep_us(20);
+    }
+}
+
+/* ZeroMQ may still be sending a zero-copy reply out of params/half: wait before changing them. */
+static void wait_inflight(ps_server_t *s) {
+    for (int k = 0; k < s->nck; k++) wait_counter(s, &s->ck_inflight[k]);
+}
+
+/* slice k of the shard: [*off, *off + *n) */
+static void slice_range(const ps_server_t *s, int k, size_t *off, size_t *n) {
+    *off = (size_t)k * s->ck;
+    *n = s->len - *off < s->ck ? s->len - *off : s->ck;
+}
+
+/* The optimizer state is kept slice-major (slice k: spp blocks of its own length) so that each
+ * slice's optim_step_at sees the count-length blocks it expects; on the wire (STATE, STATE_SET)
+ * and in checkpoints it is shard-major (spp blocks of len). One slice: both are the same. */
+static void state_convert(const ps_server_t *s, float *slices, float *shard, int to_slices) {
+    for (int k = 0; k < s->nck; k++) {
+        size_t off, n;
+        slice_range(s, k, &off, &n);
+        for (size_t j = 0; j < s->spp; j++) {
+            float *a = slices + s->spp * off + j * n, *b = shard + j * s->len + off;
+            if (to_slices) memcpy(a, b, n * 4);
+            else memcpy(b, a, n * 4);
+        }
     }
 }
 
@@ -130,13 +166,25 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     s->state = xcalloc(s->len * s->spp, sizeof(float));
     s->acc = xcalloc(s->len, sizeof(float));
     s->half = xcalloc(s->len, sizeof(uint16_t));
+    /* slices only in bsp and not for LARS (its norms span whole layers); async/ssp apply whole pushes */
+    s->ck = s->len ? s->len : 1;
+    if (c->sync == SYNC_BSP && c->chunk > 0 && c->chunk < s->len && c->optim.kind != OPTIM_LARS) s->ck = c->chunk;
+    s->nck = (int)((s->len + s->ck - 1) / s->ck);
+    if (s->nck < 1) s->nck = 1;
+    s->held = xcalloc(s->nck, sizeof(zmq_msg_t));
+    s->have_held = xcalloc(s->nck, 1);
+    s->held_half = xcalloc(s->nck, 1);
+    s->ck_pushed = xcalloc(s->nck, sizeof(int));
+    s->got = xcalloc((size_t)N * s->nck, 1);
+    s->w_slices = xcalloc(N, sizeof(int));
+    s->ck_inflight = xcalloc(s->nck, sizeof(atomic_int));
+    for (int k = 0; k < s->nck; k++) atomic_init(&s->ck_inflight[k], 0);
     s->last_heard = xcalloc(N, sizeof(double));
     s->clock = xcalloc(N, sizeof(uint64_t));
     s->pend_pull = xcalloc(N, sizeof(uint64_t));
     uint8_t **flags[] = { &s->lost, &s->done, &s->bye, &s->pushed, &s->f16, &s->pend_reply, &s->avg_in };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) *flags[i] = xcalloc(N, 1);
     s->logged = xcalloc(N + 1, 1);
-    atomic_init(&s->inflight, 0);
     double now = timer_now();
     for (int w = 0; w < N; w++) s->last_heard[w] = now;
     s->last_push = xcalloc(N, sizeof(double));
@@ -242,7 +290,7 @@ bad_cidr:
 
 void ps_server_free(ps_server_t *s) {
     if (!s) return;
-    if (s->have_held) zmqCheck(zmq_msg_close(&s->held));
+    for (int k = 0; k < s->nck; k++) if (s->have_held[k]) zmqCheck(zmq_msg_close(&s->held[k]));
     if (s->sock) zmqCheck(zmq_close(s->sock));
     if (s->zap) zmqCheck(zmq_close(s->zap));
     if (s->mon) zmqCheck(zmq_close(s->mon));
@@ -250,6 +298,8 @@ void ps_server_free(ps_server_t *s) {
     free(s->last_push); free(s->stall_named);
     free(s->push_ready); free(s->push_busy); free(s->push_wait);
     free(s->params); free(s->state); free(s->acc); free(s->half);
+    free(s->held); free(s->have_held); free(s->held_half); free(s->ck_pushed); free(s->got);
+    free(s->w_slices); free(s->ck_inflight);
     free(s->last_heard); free(s->clock); free(s->pend_pull);
     free(s->lost); free(s->done); free(s->bye); free(s->pushed); free(s->f16);
     free(s->pend_reply); free(s->avg_in); free(s->logged);
@@ -316,25 +366,30 @@ static void send_params(ps_server_t *s, int w, uint64_t clock) {
     }
 }
 
-/* bsp: the same new parameters to every worker, zero-copy (one buffer, reference-counted) */
-static void send_params_all(ps_server_t *s, uint64_t clock) {
+/* bsp: slice sl's new parameters to every worker, zero-copy (one buffer, reference-counted);
+ * with_wait: the round's last slice, whose header carries each worker's wait */
+static void send_params_all(ps_server_t *s, int sl, uint64_t clock, int with_wait) {
     zmq_msg_t base[2];
     int have[2] = { 0, 0 };
+    size_t off, n;
+    slice_range(s, sl, &off, &n);
     for (int w = 0; w < s->c.nworkers; w++) {
         if (!worker_live(s, w)) continue;
         int k = s->f16[w];
         if (!have[k]) {
-            void *buf = k ? (void *)s->half : (void *)s->params;
-            size_t bytes = s->len * (k ? 2 : 4);
-            if (k) ps_f32_to_f16(s->half, s->params, s->len);
-            atomic_fetch_add(&s->inflight, 1);
-            zmqCheck(zmq_msg_init_data(&base[k], buf, bytes, on_release, s));
+            void *buf = k ? (void *)(s->half + off) : (void *)(s->params + off);
+            size_t bytes = n * (k ? 2 : 4);
+            if (k) ps_f32_to_f16(s->half + off, s->params + off, n);
+            atomic_fetch_add(&s->ck_inflight[sl], 1);
+            zmqCheck(zmq_msg_init_data(&base[k], buf, bytes, on_release_slice, &s->ck_inflight[sl]));
             have[k] = 1;
         }
-        ps_header_t h = server_header(s, PS_MSG_PARAMS, k ? PS_DTYPE_F16 : PS_DTYPE_F32, s->len);
+        ps_header_t h = server_header(s, PS_MSG_PARAMS, k ? PS_DTYPE_F16 : PS_DTYPE_F32, n);
+        h.offset = off;
         h.clock = clock;
         h.iteration = s->generation;
-        h.lr = (float)s->push_wait[w];   /* PARAMS has no lr: it carries this worker's wait */
+        /* PARAMS has no lr: it carries this worker's wait (0 on all but the round's last slice) */
+        h.lr = with_wait ? (float)s->push_wait[w] : 0.0f;
         zmq_msg_t m;
         zmqCheck(zmq_msg_init(&m));
         zmqCheck(zmq_msg_copy(&m, &base[k]));
@@ -443,23 +498,36 @@ static void maybe_send_stats(ps_server_t *s) {
     free(r);
 }
 
-static void apply_bsp(ps_server_t *s) {
+/* bsp: every worker's slice k is in (summed, scaled into acc): step that sub-range and answer
+ * it; the round ends with its last slice. The optimizer is element-wise (SGD, Adam), so
+ * stepping slice by slice gives the same numbers as one step over the shard. */
+static void apply_slice(ps_server_t *s, int k) {
     double t0 = timer_now();
-    wait_inflight(s);
-    optim_step_at(&s->c.optim, s->params, s->acc, s->state, s->len, s->round_lr, s->lo);
+    size_t off, n;
+    slice_range(s, k, &off, &n);
+    wait_counter(s, &s->ck_inflight[k]);  /* last round's replies of this slice are out */
+    optim_step_at(&s->c.optim, s->params + off, s->acc + off, s->state + s->spp * off, n, s->round_lr, s->lo + off);
     s->apply_s += timer_now() - t0;
     if (timeline_event) timeline_event("server-apply", t0, timer_now());
-    s->updates++;
-    s->round++;
-    s->npushed = 0;
-    for (int w = 0; w < s->c.nworkers; w++) {
-        s->pushed[w] = 0;
-        if (!worker_live(s, w)) continue;
-        s->clock[w] = s->round;
-        s->hist[0]++; /* every gradient of the round was computed on version round-1: staleness 0 */
-        s->stale_n++;
+    s->ck_pushed[k] = 0;
+    int end = ++s->ck_done == s->nck;
+    if (end) {
+        s->updates++;
+        s->round++;
+        s->npushed = 0;
+        s->ck_done = 0;
+        s->round_msgs = 0;
+        memset(s->got, 0, (size_t)s->c.nworkers * s->nck);
+        for (int w = 0; w < s->c.nworkers; w++) {
+            s->pushed[w] = 0;
+            s->w_slices[w] = 0;
+            if (!worker_live(s, w)) continue;
+            s->clock[w] = s->round;
+            s->hist[0]++; /* every gradient of the round was computed on version round-1: staleness 0 */
+            s->stale_n++;
+        }
     }
-    send_params_all(s, s->round);
+    send_params_all(s, k, end ? s->round : s->round + 1, end);
 }
 
 /* ---- receiving ----------------------------------------------------------------------------- */
@@ -472,19 +540,23 @@ static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
         if (s->c.index == 0)
             fprintf(stderr, "psring: ps server 0: worker rank %d (mpi rank %d) pushed again\n", w, s->c.worker_rank_base + w);
     }
-    if (s->c.sync == SYNC_BSP && s->npushed == 0) s->round_t0 = s->last_push[w];
+    if (s->c.sync == SYNC_BSP && s->round_msgs == 0) s->round_t0 = s->last_push[w];
     int half = h->dtype == PS_DTYPE_F16;
     s->f16[w] = (uint8_t)half;
     if (s->c.sync == SYNC_BSP) {
-        if (h->iteration != s->round || s->pushed[w]) { reject(s, w, PS_WIRE_ESTATE, h); return; }
+        /* offset/count are on the slice grid (checked in handle); each slice once per round */
+        int k = (int)(h->offset / s->ck);
+        if (h->iteration != s->round || s->got[(size_t)w * s->nck + k]) { reject(s, w, PS_WIRE_ESTATE, h); return; }
         int need = 0;
         for (int v = 0; v < s->c.nworkers; v++) need += !s->lost[v];
-        int last = s->npushed + 1 >= need;
-        /* Wait of each earlier push = the server's idle time between handling it and the start
-         * of the round's last push: time spent on nobody's bytes but the stragglers'. Handling
-         * other pushes in between (their sums) is the model's aggregation, not waiting. */
+        int last = s->ck_pushed[k] + 1 >= need;                         /* slice k complete */
+        int round_last = s->round_msgs + 1 >= need * s->nck;          /* the round's last push */
+        /* Wait of each worker = the server's idle time between handling its last push of the
+         * round and the start of the round's last push: time spent on nobody's bytes but the
+         * stragglers'. Handling other pushes in between (their sums, the slices applied and
+         * answered meanwhile) is the model's aggregation, not waiting. */
         double ta = timer_now();
-        if (last) {
+        if (round_last) {
             for (int v = 0; v < s->c.nworkers; v++) {
                 double idle = (ta - s->push_ready[v]) - (s->round_busy - s->push_busy[v]);
                 s->push_wait[v] = s->pushed[v] && idle > 0 ? idle : 0;
@@ -492,28 +564,29 @@ static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
             s->push_wait[w] = 0;
             s->round_busy = 0;
         }
-        /* the mean is formed exactly as (((g0 + g1) + g2) ...) * (1/N), fused into as few passes
-         * over memory as possible; multiplying by 1.0f where it is not the last push is exact */
+        /* the mean is formed exactly as (((g0 + g1) + g2) ...) * (1/N) per element, in the order
+         * the pushes of that slice arrived, fused into as few passes over memory as possible;
+         * multiplying by 1.0f where it is not the last push is exact */
         float f = last ? 1.0f / (float)s->c.nworkers : 1.0f;
-        float *restrict acc = s->acc;
-        size_t n = s->len;
-        if (s->npushed == 0 && !last) {
-            zmqCheck(zmq_msg_init(&s->held));
-            zmqCheck(zmq_msg_move(&s->held, payload)); /* keep it; combine with the next push */
-            s->have_held = 1;
-            s->held_half = half;
-        } else if (s->npushed == 0) {
+        size_t n = h->count;
+        float *restrict acc = s->acc + h->offset;
+        if (s->ck_pushed[k] == 0 && !last) {
+            zmqCheck(zmq_msg_init(&s->held[k]));
+            zmqCheck(zmq_msg_move(&s->held[k], payload)); /* keep it; combine with the next push */
+            s->have_held[k] = 1;
+            s->held_half[k] = (uint8_t)half;
+        } else if (s->ck_pushed[k] == 0) {
             if (half) ps_f16_to_f32(acc, p, n);
             else memcpy(acc, p, n * 4);
             for (size_t i = 0; i < n; i++) acc[i] *= f;
         } else {
-            const void *hp = s->have_held ? zmq_msg_data(&s->held) : NULL;
-            if (hp && !half && !s->held_half) {
+            const void *hp = s->have_held[k] ? zmq_msg_data(&s->held[k]) : NULL;
+            if (hp && !half && !s->held_half[k]) {
                 const float *restrict a = hp, *restrict b = p;
                 for (size_t i = 0; i < n; i++) acc[i] = (a[i] + b[i]) * f;
             } else {
                 if (hp) {
-                    if (s->held_half) ps_f16_to_f32(acc, hp, n);
+                    if (s->held_half[k]) ps_f16_to_f32(acc, hp, n);
                     else memcpy(acc, hp, n * 4);
                 }
                 if (half) ps_f16_accumulate(acc, p, n);
@@ -523,17 +596,21 @@ static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
                 }
                 if (last) for (size_t i = 0; i < n; i++) acc[i] *= f;
             }
-            if (s->have_held) { zmqCheck(zmq_msg_close(&s->held)); s->have_held = 0; }
+            if (s->have_held[k]) { zmqCheck(zmq_msg_close(&s->held[k])); s->have_held[k] = 0; }
         }
-        s->pushed[w] = 1;
-        s->npushed++;
+        s->got[(size_t)w * s->nck + k] = 1;
+        if (!s->pushed[w]) { s->pushed[w] = 1; s->npushed++; }
+        s->w_slices[w]++;
+        s->ck_pushed[k]++;
+        s->round_msgs++;
         s->round_lr = h->lr;
-        if (!last) {
-            s->push_ready[w] = timer_now();
-            s->round_busy += s->push_ready[w] - ta;
-            s->push_busy[w] = s->round_busy;
+        if (last) apply_slice(s, k);
+        if (!round_last) {
+            double now = timer_now();
+            if (s->w_slices[w] == s->nck) s->push_ready[w] = now;   /* w's whole push is in */
+            s->round_busy += now - ta;
+            if (s->w_slices[w] == s->nck) s->push_busy[w] = s->round_busy;
         }
-        if (last) apply_bsp(s);
         return;
     }
     /* async / ssp: apply now */
@@ -582,7 +659,7 @@ static void handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
         const float *p = zmq_msg_data(payload);
         memcpy(s->params, p, s->len * 4);
         if (h.type == PS_MSG_INIT) memset(s->state, 0, s->len * s->spp * 4);
-        else memcpy(s->state, p + s->len, s->len * s->spp * 4);
+        else state_convert(s, s->state, (float *)(p + s->len), 1);
         s->generation++;
         send_ctrl(s, w, PS_MSG_ACK);
         release_pulls(s);
@@ -595,12 +672,21 @@ static void handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
         return;
     case PS_MSG_PUSH:
         if (s->generation == 0) { reject(s, w, PS_WIRE_ESTATE, &h); return; }
-        if (h.offset != 0 || h.count != s->len) { reject(s, w, PS_WIRE_ERANGE, &h); return; }
+        /* a slice: on the grid, inside the shard, exactly its length (one slice = the shard) */
+        if (h.offset % s->ck || h.offset >= s->len ||
+            h.count != (s->len - h.offset < s->ck ? s->len - h.offset : s->ck)) { reject(s, w, PS_WIRE_ERANGE, &h); return; }
         handle_push(s, w, &h, payload);
         return;
     case PS_MSG_STATE_GET: {
         ps_header_t r = server_header(s, PS_MSG_STATE, PS_DTYPE_F32, full);
-        send_copy(s, w, &r, s->params, s->len * 4, s->state, s->len * s->spp * 4);
+        zmq_msg_t m;
+        zmqCheck(zmq_msg_init_size(&m, full * 4));
+        float *q = zmq_msg_data(&m);
+        memcpy(q, s->params, s->len * 4);
+        state_convert(s, s->state, q + s->len, 0);
+        send_header(s, w, &r, 1);
+        zmqCheck(zmq_msg_send(&m, s->sock, 0));
+        s->bytes_out += full * 4;
         return;
     }
     case PS_MSG_AVG: {

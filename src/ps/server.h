@@ -23,7 +23,13 @@ typedef struct {
     void (*on_fatal)(const char *line); /* called with the message on a fatal peer failure; NULL: exit(1) */
     double stall_warn;           /* > 0: warn (index 0 only) when a worker lags without pushing this long */
     const struct ps_auth_keys_s *auth; /* non-NULL: CURVE server, only the keyfile's client key gets in */
+    size_t chunk;                /* bsp slice in elements (--ps-chunk-kb): pushes and replies travel and are
+                                  * applied slice by slice; 0 = whole shard. Ignored (whole shard) for
+                                  * async/ssp and LARS. Workers must use the same value. */
 } ps_server_config_t;
+
+/* --ps-chunk-kb default: bsp slices of 1 MiB (measured: docs/ps.md, Benchmark) */
+#define PS_CHUNK_KB_DEFAULT 1024
 
 /* Staleness histogram buckets: 0..PS_HIST-2 exact, last bucket ">=". */
 #define PS_HIST 32

@@ -25,6 +25,9 @@ struct ps_worker {
     void **sock;
     char **endpoints;
     size_t *lo, *len;
+    size_t *ck;                /* bsp slice of server s's shard in elements (the shard when unchunked) */
+    int *nchunks;              /* slices of server s's shard */
+    uint8_t **got;             /* per server: slice k of this step's reply arrived */
     double *last_heard;
     uint64_t *read_clock;      /* global clock of the parameters last received from server s */
     uint8_t *logged;
@@ -128,6 +131,11 @@ ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *con
     w->read_clock = xcalloc(S, sizeof(uint64_t));
     w->logged = xcalloc(S + 1, 1);
     w->half = c->fp16 ? xcalloc(c->total, sizeof(uint16_t)) : NULL;
+    w->nchunks = xcalloc(S, sizeof(int));
+    w->ck = xcalloc(S, sizeof(size_t));
+    w->got = xcalloc(S, sizeof(uint8_t *));
+    /* LARS needs whole layers in one optimizer call: no slicing (the server decides the same) */
+    int whole = c->chunk == 0 || (c->optim && c->optim->kind == OPTIM_LARS);
     atomic_init(&w->inflight, 0);
     atomic_init(&w->stop, 0);
     double now = timer_now();
@@ -136,6 +144,9 @@ ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *con
         if (!w->endpoints[s]) die("out of memory");
         if (!c->optim || optim_shard_range(c->optim, c->total, S, s, &w->lo[s], &w->len[s]) != 0)
             ps_shard_range(c->total, S, s, &w->lo[s], &w->len[s]);
+        w->ck[s] = whole || c->chunk >= w->len[s] ? (w->len[s] ? w->len[s] : 1) : c->chunk;
+        w->nchunks[s] = w->len[s] ? (int)((w->len[s] + w->ck[s] - 1) / w->ck[s]) : 0;
+        w->got[s] = xcalloc(w->nchunks[s] + 1, 1);
         zmqCheckPtr(w->sock[s], zmq_socket(zctx, ZMQ_DEALER));
         int hwm = 0, linger = 2000;
         zmqCheck(zmq_setsockopt(w->sock[s], ZMQ_SNDHWM, &hwm, sizeof hwm));
@@ -176,13 +187,17 @@ typedef void (*reply_fn)(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t 
 
 /* Waits for one message of type from every server in [s0, s1); heartbeats and bad messages
  * are consumed on the way. Fatal when an awaited server stays silent past peer_timeout. */
-static void wait_replies(ps_worker_t *w, int s0, int s1, int type, uint64_t count_per_len_mult,
-                         uint64_t fixed_count, reply_fn fn, void *ctx) {
+static void wait_replies_n(ps_worker_t *w, int s0, int s1, int type, uint64_t count_per_len_mult,
+                           uint64_t fixed_count, int sliced, reply_fn fn, void *ctx) {
     int S = w->c.nservers;
-    uint8_t pending[S];
-    memset(pending, 0, S);
+    int pending[S];
+    memset(pending, 0, sizeof pending);
     int remaining = 0;
-    for (int s = s0; s < s1; s++) { pending[s] = 1; remaining++; }
+    for (int s = s0; s < s1; s++) {
+        pending[s] = sliced ? w->nchunks[s] : 1;
+        if (sliced) memset(w->got[s], 0, (size_t)w->nchunks[s]);
+        remaining += pending[s];
+    }
     zmq_pollitem_t items[S];
     int map[S];
     while (remaining > 0) {
@@ -244,12 +259,20 @@ static void wait_replies(ps_worker_t *w, int s0, int s1, int type, uint64_t coun
                 if (!err && (extra || have_payload != (h.dtype != PS_DTYPE_NONE))) err = PS_WIRE_EFRAMES;
                 if (!err && have_payload && zmq_msg_size(&payload) != h.payload_len) err = PS_WIRE_ELENGTH;
                 if (!err && h.type != PS_MSG_HEARTBEAT && (h.type != type || !pending[s])) err = PS_WIRE_ESTATE;
-                if (!err && h.type == type && h.dtype != PS_DTYPE_NONE && (h.offset != 0 || h.count != want)) err = PS_WIRE_ERANGE;
+                if (!err && h.type == type && h.dtype != PS_DTYPE_NONE) {
+                    if (!sliced && (h.offset != 0 || h.count != want)) err = PS_WIRE_ERANGE;
+                    /* a slice reply: on the slice grid, inside the shard, each slice once */
+                    if (sliced && (h.offset % w->ck[s] || h.offset >= w->len[s] ||
+                                   h.count != (w->len[s] - h.offset < w->ck[s] ? w->len[s] - h.offset : w->ck[s])))
+                        err = PS_WIRE_ERANGE;
+                    else if (sliced && w->got[s][h.offset / w->ck[s]]) err = PS_WIRE_ESTATE;
+                }
                 if (err) reject(w, s, err, &h);
                 else if (h.type == type) {
                     if (have_payload) w->bytes_recv += h.payload_len;
+                    if (sliced) w->got[s][h.offset / w->ck[s]] = 1;
                     if (fn) fn(w, s, &h, &payload, ctx);
-                    pending[s] = 0;
+                    pending[s]--;
                     remaining--;
                 }
                 zmqCheck(zmq_msg_close(&hdr));
@@ -258,6 +281,11 @@ static void wait_replies(ps_worker_t *w, int s0, int s1, int type, uint64_t coun
             }
         }
     }
+}
+
+static void wait_replies(ps_worker_t *w, int s0, int s1, int type, uint64_t count_per_len_mult,
+                         uint64_t fixed_count, reply_fn fn, void *ctx) {
+    wait_replies_n(w, s0, s1, type, count_per_len_mult, fixed_count, 0, fn, ctx);
 }
 
 static void wait_inflight(ps_worker_t *w) {
@@ -281,8 +309,10 @@ static void send_zero_copy(ps_worker_t *w, int s, const ps_header_t *h, const vo
 static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {
     float *params = ctx;
     double t0 = timer_now();
-    if (h->dtype == PS_DTYPE_F16) ps_f16_to_f32(params + w->lo[s], zmq_msg_data(payload), w->len[s]);
-    else memcpy(params + w->lo[s], zmq_msg_data(payload), w->len[s] * 4);
+    /* offset/count were checked against the shard (a slice, or all of it) by wait_replies_n */
+    float *dst = params + w->lo[s] + h->offset;
+    if (h->dtype == PS_DTYPE_F16) ps_f16_to_f32(dst, zmq_msg_data(payload), h->count);
+    else memcpy(dst, zmq_msg_data(payload), h->count * 4);
     w->read_clock[s] = h->clock;
     /* lr carries the push's wait at that server (wire.h); the slowest server's counts */
     if (isfinite(h->lr) && h->lr > w->step_wait) w->step_wait = h->lr;
@@ -323,24 +353,34 @@ int ps_worker_fetch(ps_worker_t *w, float *params) {
 
 int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) {
     double t_push = timer_now();
-    for (int s = 0; s < w->c.nservers; s++) {
-        int half = w->c.fp16;
-        ps_header_t h = worker_header(w, s, PS_MSG_PUSH, half ? PS_DTYPE_F16 : PS_DTYPE_F32, w->len[s]);
-        h.iteration = w->clock;
-        h.clock = w->read_clock[s];
-        h.lr = lr;
-        if (half) {
-            ps_f32_to_f16(w->half + w->lo[s], grads + w->lo[s], w->len[s]);
-            send_zero_copy(w, s, &h, w->half + w->lo[s], w->len[s] * 2);
-        } else {
-            send_zero_copy(w, s, &h, grads + w->lo[s], w->len[s] * 4);
+    /* every slice of every shard is posted before any reply is awaited: the server applies
+     * slice k as soon as all workers' slice k arrived and answers it while later slices are
+     * still on the wire (ps-lite key-range slicing) */
+    int half = w->c.fp16;
+    int kmax = 0;
+    for (int s = 0; s < w->c.nservers; s++) if (w->nchunks[s] > kmax) kmax = w->nchunks[s];
+    for (int k = 0; k < kmax; k++)   /* slice-major: all servers get their first slice first */
+        for (int s = 0; s < w->c.nservers; s++) {
+            if (k >= w->nchunks[s]) continue;
+            size_t off = (size_t)k * w->ck[s], n = w->len[s] - off < w->ck[s] ? w->len[s] - off : w->ck[s];
+            ps_header_t h = worker_header(w, s, PS_MSG_PUSH, half ? PS_DTYPE_F16 : PS_DTYPE_F32, n);
+            h.offset = off;
+            h.iteration = w->clock;
+            h.clock = w->read_clock[s];
+            h.lr = lr;
+            size_t at = w->lo[s] + off;
+            if (half) {
+                ps_f32_to_f16(w->half + at, grads + at, n);
+                send_zero_copy(w, s, &h, w->half + at, n * 2);
+            } else {
+                send_zero_copy(w, s, &h, grads + at, n * 4);
+            }
         }
-    }
     double t_wait = timer_now();
     /* the servers' replies (pull, the copy, nests inside); their headers say how long the push
      * waited for the round's last one */
     w->step_wait = 0;
-    wait_replies(w, 0, w->c.nservers, PS_MSG_PARAMS, 1, 0, on_params, params);
+    wait_replies_n(w, 0, w->c.nservers, PS_MSG_PARAMS, 1, 0, 1, on_params, params);
     wait_inflight(w); /* grads/half are the caller's again */
     double t_end = timer_now();
     if (w->step_wait > t_end - t_push) w->step_wait = t_end - t_push;
@@ -448,5 +488,7 @@ void ps_worker_free(ps_worker_t *w) {
     }
     free(w->sock); free(w->endpoints); free(w->lo); free(w->len); free(w->last_heard);
     free(w->read_clock); free(w->logged); free(w->half);
+    for (int s = 0; s < w->c.nservers; s++) free(w->got[s]);
+    free(w->got); free(w->nchunks); free(w->ck);
     free(w);
 }

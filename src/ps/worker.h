@@ -21,6 +21,8 @@ typedef struct {
     void (*on_fatal)(const char *line); /* NULL: print and exit(1) */
     const struct ps_auth_keys_s *auth; /* non-NULL: CURVE client with the keyfile's keys (auth.h) */
     const optim_config_t *optim; /* the servers' optimizer: LARS shards by layer (optim_shard_range); NULL: even */
+    size_t chunk;              /* bsp push/reply slice in elements (--ps-chunk-kb), 0 = whole shards; must
+                                * equal the servers' value; LARS always sends whole shards */
 } ps_worker_config_t;
 
 ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *const *endpoints);
@@ -30,7 +32,7 @@ int ps_worker_init_params(ps_worker_t *w, const float *params);
 int ps_worker_pull(ps_worker_t *w, float *params);
 /* the servers' current parameters (async/ssp: a snapshot) without waiting for a new generation */
 int ps_worker_fetch(ps_worker_t *w, float *params);
-/* push grads (all shards, then wait), params <- the servers' answer */
+/* push grads (all slices of all shards, then wait), params <- the servers' answers, slice by slice */
 int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr);
 int ps_worker_state_get(ps_worker_t *w, float *params, float *state);
 /* sender != 0 sends params+state; every worker then pulls the new generation */

@@ -20,7 +20,7 @@ enum {
     OPT_STALENESS, OPT_TRANSPORT, OPT_BIND, OPT_PEER_TIMEOUT, OPT_SLOW_RANK, OPT_SLOW_MS,
     OPT_RING_OP, OPT_AUTOTUNE, OPT_AUTOTUNE_LOG, OPT_HIERARCHICAL,
     OPT_TIMELINE, OPT_STALL_WARN, OPT_PS_AUTH, OPT_DEVICE,
-    OPT_OPTIMIZER, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_LARS_ETA, OPT_SAMPLER,
+    OPT_OPTIMIZER, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_LARS_ETA, OPT_SAMPLER, OPT_PS_CHUNK_KB,
 };
 
 static const struct option long_opts[] = {
@@ -66,6 +66,7 @@ static const struct option long_opts[] = {
     {"timeline", required_argument, 0, OPT_TIMELINE},
     {"stall-warn", required_argument, 0, OPT_STALL_WARN},
     {"ps-auth", required_argument, 0, OPT_PS_AUTH},
+    {"ps-chunk-kb", required_argument, 0, OPT_PS_CHUNK_KB},
     {"op", required_argument, 0, OPT_RING_OP},
     {"autotune", no_argument, 0, OPT_AUTOTUNE},
     {"autotune-log", required_argument, 0, OPT_AUTOTUNE_LOG},
@@ -142,6 +143,9 @@ void options_usage(FILE *f) {
 "  --peer-timeout SEC         a silent peer is declared dead after SEC seconds (default 10)\n"
 "  --fp16                     gradients and parameters travel as IEEE half\n"
 "  --ps-auth KEYFILE          CurveZMQ: servers accept only workers holding KEYFILE (psring keygen)\n"
+"  --ps-chunk-kb K            bsp: push, apply and answer each shard in K KiB slices, overlapping the\n"
+"                             server's apply and reply with later slices' arrival; 0 = whole shards\n"
+"                             (default 1024; LARS always uses whole shards)\n"
 "Output\n"
 "  --csv FILE                 append one row of results (header written once)\n"
 "  --checkpoint FILE          write training state here (atomically) at the end\n"
@@ -194,6 +198,7 @@ static void defaults(options_t *o) {
     o->allreduce = ALLREDUCE_RING;
     o->bucket_mb = 4.0f;
     o->chunk_kb = 256;
+    o->ps_chunk_kb = 1024;   /* = PS_CHUNK_KB_DEFAULT (src/ps/server.h) */
     o->servers = 1;
     o->sync = SYNC_BSP;
     o->staleness = 2;
@@ -389,6 +394,9 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
             if (!optarg[0] || copy_str(o->autotune_log, sizeof o->autotune_log, optarg)) FAIL("--autotune-log needs a file path");
             break;
         case OPT_HIERARCHICAL: o->hierarchical = 1; break;
+        case OPT_PS_CHUNK_KB:
+            if (parse_long(optarg, 0, 1 << 20, &v)) FAIL("--ps-chunk-kb must be an integer in 0..1048576 (0 = whole shards): got '%s'", optarg);
+            o->ps_chunk_kb = (int)v; break;
         case OPT_PS_AUTH:
             if (!optarg[0] || copy_str(o->ps_auth, sizeof o->ps_auth, optarg)) FAIL("--ps-auth needs a keyfile path (psring keygen FILE makes one)");
             break;
@@ -513,7 +521,7 @@ uint64_t options_fingerprint(const options_t *o) {
     h = fnv(h, o->transport, strlen(o->transport));
     int ring_ints[] = {o->ring_op, o->autotune, o->hierarchical};   /* each changes the collectives run */
     h = fnv(h, ring_ints, sizeof ring_ints);
-    int ext[] = {o->optimizer, o->sampler};
+    int ext[] = {o->optimizer, o->sampler, o->ps_chunk_kb};   /* PS slices: servers and workers must agree */
     h = fnv(h, ext, sizeof ext);
     float ofl[] = {o->beta1, o->beta2, o->eps, o->lars_eta};
     h = fnv(h, ofl, sizeof ofl);

@@ -74,6 +74,7 @@ typedef struct {
     float beta1, beta2, eps; /* Adam */
     float lars_eta;          /* LARS trust coefficient */
     sampler_kind_t sampler;  /* --sampler */
+    int ps_chunk_kb;         /* --ps-chunk-kb: PS bsp push/reply slice in KiB, 0 = whole shards */
 } options_t;
 
 /* Returns 0 ok, 1 when --help was printed, 2 on bad input (the message is in err). */
