@@ -1,8 +1,9 @@
 /* test_ps.c: Check suites for src/ps: key-range sharding, the wire protocol (round trip, every
  * malformed case, a 200k-iteration fuzz of random and mutated headers), fp16 packing, and two
  * server-level tests over inproc: a running server fed malformed messages keeps serving with its
- * parameters unchanged and counts every one of them; and bsp with 2 servers x 2 workers equals
- * the single-process optimizer bit for bit. No MPI: the server/worker modules do not need it. */
+ * parameters unchanged and counts every one of them (whole-shard and sliced pushes); and bsp
+ * with 2 servers x 2 workers equals the single-process optimizer bit for bit, with and without
+ * --ps-chunk-kb slices, SGD and Adam. No MPI: the server/worker modules do not need it. */
 #include <check.h>
 #include <pthread.h>
 #include <string.h>
@@ -332,10 +333,16 @@ START_TEST(test_server_rejects_malformed) {
 END_TEST
 
 /* bsp, 2 servers x 2 workers in threads: every step equals the one-process optimizer on the
- * mean gradient, bit for bit, on both workers */
-enum { BC = 1001, BSTEPS = 6 };
+ * mean gradient, bit for bit, on both workers; whole shards and --ps-chunk-kb slices (the last
+ * one shorter, so the grid's edge is exercised), SGD and Adam (three state floats per
+ * parameter, kept slice-major on the server: a state_get / state_set round trip in the middle
+ * must hand back and take the shard-major layout). */
+enum { BC = 1001, BSTEPS = 6, BSET = 3 };
 static float bsp_out[2][BSTEPS][BC];
+static float bsp_state[3 * BC];
 static char bsp_eps[2][256];
+static optim_config_t bsp_oc;
+static size_t bsp_chunk;
 
 static void make_grad(float *g, int rank, int step) {
     for (int i = 0; i < BC; i++) g[i] = (float)((rank + 1) * (i % 97 + 1)) * 0.01f - (float)step * 0.1f;
@@ -344,8 +351,9 @@ static void make_grad(float *g, int rank, int step) {
 static void *bsp_worker(void *arg) {
     int rank = (int)(long)arg;
     char *eps[2] = { bsp_eps[0], bsp_eps[1] };
-    ps_worker_config_t wc = { .rank = rank, .nworkers = 2, .nservers = 2, .total = BC, .state_per_param = 1,
-                              .peer_timeout = 20, .mpi_rank = 2 + rank };
+    ps_worker_config_t wc = { .rank = rank, .nworkers = 2, .nservers = 2, .total = BC,
+                              .state_per_param = optim_state_per_param(&bsp_oc), .peer_timeout = 20,
+                              .mpi_rank = 2 + rank, .optim = &bsp_oc, .chunk = bsp_chunk };
     ps_worker_t *w = ps_worker_create(zctx, &wc, eps);
     static float init[BC];
     float params[BC], g[BC];
@@ -353,6 +361,10 @@ static void *bsp_worker(void *arg) {
     if (rank == 0) ps_worker_init_params(w, init);
     ps_worker_pull(w, params);
     for (int t = 0; t < BSTEPS; t++) {
+        if (t == BSET) {   /* checkpoint round trip: get, then set the same values back */
+            if (rank == 0) ps_worker_state_get(w, params, bsp_state);
+            ps_worker_state_set(w, params, bsp_state, rank == 0);
+        }
         make_grad(g, rank, t);
         ps_worker_step(w, params, g, 0.05f * (t + 1));
         memcpy(bsp_out[rank][t], params, sizeof params);
@@ -362,40 +374,141 @@ static void *bsp_worker(void *arg) {
     ck_assert(vals[0] == 0.5 && vals[1] == 5.0);
     double r0[PS_ST_FIELDS + PS_HIST + 2], r1[PS_ST_FIELDS + PS_HIST + 2], *reps[2] = { r0, r1 };
     ps_worker_done(w, reps, PS_ST_FIELDS + PS_HIST + 2);
-    ck_assert_int_eq((int)r0[PS_ST_UPDATES], BSTEPS);
+    ck_assert_int_eq((int)r0[PS_ST_UPDATES], BSTEPS);   /* one update per round, not per slice */
     ck_assert_int_eq((int)r1[PS_ST_STALE_MAX], 0);
     ps_worker_free(w);
     return NULL;
 }
 
+static const struct { size_t chunk; optim_kind_t kind; } bsp_cases[] = {
+    { 0, OPTIM_SGD }, { 100, OPTIM_SGD }, { 64, OPTIM_ADAM }, { 0, OPTIM_ADAM }, { 1, OPTIM_SGD },
+};
+
 START_TEST(test_bsp_equals_local) {
+    bsp_chunk = bsp_cases[_i].chunk;
+    memset(&bsp_oc, 0, sizeof bsp_oc);
+    bsp_oc.lr = 0.1f; bsp_oc.momentum = 0.9f; bsp_oc.weight_decay = 1e-4f; bsp_oc.kind = bsp_cases[_i].kind;
+    if (bsp_oc.kind == OPTIM_ADAM) { bsp_oc.momentum = 0; bsp_oc.beta1 = 0.9f; bsp_oc.beta2 = 0.999f; bsp_oc.eps = 1e-8f; }
+    size_t spp = optim_state_per_param(&bsp_oc);
     zctx = zmq_ctx_new();
     ps_server_t *srv[2];
     pthread_t sth[2], wth[2];
     for (int s = 0; s < 2; s++) {
         ps_server_config_t c = { .index = s, .nservers = 2, .nworkers = 2, .total = BC, .sync = SYNC_BSP,
-                                 .peer_timeout = 20, .optim = { 0.1f, 0.9f, 1e-4f }, .worker_rank_base = 2, .quiet = 1 };
+                                 .peer_timeout = 20, .optim = bsp_oc, .worker_rank_base = 2, .quiet = 1,
+                                 .chunk = bsp_chunk };
         char want[64];
-        snprintf(want, sizeof want, "inproc://ps-bsp-%d", s);
+        snprintf(want, sizeof want, "inproc://ps-bsp-%d-%d", _i, s);
         srv[s] = ps_server_create(zctx, &c, want, bsp_eps[s], sizeof bsp_eps[s]);
         pthread_create(&sth[s], NULL, server_thread, srv[s]);
     }
     for (long r = 0; r < 2; r++) pthread_create(&wth[r], NULL, bsp_worker, (void *)r);
     for (int r = 0; r < 2; r++) pthread_join(wth[r], NULL);
-    for (int s = 0; s < 2; s++) { pthread_join(sth[s], NULL); ps_server_free(srv[s]); }
+    for (int s = 0; s < 2; s++) {
+        ck_assert_uint_eq(ps_server_rejected(srv[s]), 0);
+        pthread_join(sth[s], NULL);
+        ps_server_free(srv[s]);
+    }
     zmq_ctx_term(zctx);
 
-    optim_config_t oc = { 0.1f, 0.9f, 1e-4f };
-    static float p[BC], v[BC], g0[BC], g1[BC], mean[BC];
-    for (int i = 0; i < BC; i++) { p[i] = (float)i * 1e-3f; v[i] = 0; }
+    static float p[BC], st[3 * BC], g0[BC], g1[BC], mean[BC];
+    for (int i = 0; i < BC; i++) p[i] = (float)i * 1e-3f;
+    memset(st, 0, sizeof st);
     for (int t = 0; t < BSTEPS; t++) {
+        if (t == BSET)   /* the servers' state, gathered shard-major, is the local state exactly */
+            for (size_t i = 0; i < spp * BC; i++)
+                ck_assert_msg(memcmp(&bsp_state[i], &st[i], 4) == 0, "case %d: state element %zu: %g vs %g",
+                              _i, i, bsp_state[i], st[i]);
         make_grad(g0, 0, t);
         make_grad(g1, 1, t);
         for (int i = 0; i < BC; i++) mean[i] = (g0[i] + g1[i]) * 0.5f;
-        optim_step(&oc, p, mean, v, BC, 0.05f * (t + 1));
+        optim_step(&bsp_oc, p, mean, st, BC, 0.05f * (t + 1));
         for (int r = 0; r < 2; r++)
-            ck_assert_msg(memcmp(bsp_out[r][t], p, sizeof p) == 0, "worker %d differs from local at step %d", r, t);
+            ck_assert_msg(memcmp(bsp_out[r][t], p, sizeof p) == 0, "case %d (chunk %zu, %s): worker %d differs from local at step %d",
+                          _i, bsp_chunk, optim_kind_name(bsp_oc.kind), r, t);
     }
+}
+END_TEST
+
+/* bsp with slices of 100 over 1010 elements (10 full, one of 10): a client posing as worker 1
+ * sends pushes off the slice grid, past the shard, spanning two slices, for the wrong round and
+ * a duplicate slice; every one is rejected and counted, its valid slices still complete the round,
+ * and worker 0 gets exactly optim_step(mean) */
+START_TEST(test_server_rejects_bad_slices) {
+    enum { SC = 1010, CK = 100 };
+    zctx = zmq_ctx_new();
+    ps_server_config_t c = { .index = 0, .nservers = 1, .nworkers = 2, .total = SC, .sync = SYNC_BSP,
+                             .peer_timeout = 20, .optim = { 0.1f, 0.9f, 0.0f }, .worker_rank_base = 1, .quiet = 1,
+                             .chunk = CK };
+    char ep[256];
+    ps_server_t *srv = ps_server_create(zctx, &c, "inproc://ps-slices", ep, sizeof ep);
+    pthread_t th;
+    pthread_create(&th, NULL, server_thread, srv);
+    static float p0[SC], got[SC], g0[SC], g1[SC], want[SC], state[SC], mean[SC], reply[SC];
+    for (int i = 0; i < SC; i++) { p0[i] = (float)(i % 89) * 0.01f; g0[i] = (float)(i % 13) - 6; g1[i] = (float)(i % 7) * 0.5f; }
+    char *eps[1] = { ep };
+    ps_worker_config_t wc = { .rank = 0, .nworkers = 2, .nservers = 1, .total = SC, .state_per_param = 1,
+                              .peer_timeout = 20, .mpi_rank = 1, .chunk = CK };
+    ps_worker_t *w0 = ps_worker_create(zctx, &wc, eps);
+    ps_worker_init_params(w0, p0);
+    ps_worker_pull(w0, got);
+
+    void *a = raw_dealer(ep, 'D', 1, 5);
+    static const struct { uint64_t off, cnt, iter; } bad[] = {
+        { 50, 100, 0 },    /* off the grid */
+        { 0, 99, 0 },      /* short slice */
+        { 0, 200, 0 },     /* spans two slices */
+        { 1000, 100, 0 },  /* the last slice is 10 long */
+        { 1010, 10, 0 },   /* past the shard */
+        { 900, 100, 1 },   /* a slice of the next round */
+        { 1100, 100, 0 },  /* far past the shard */
+    };
+    int sent = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ps_header_t h = ps_header_make(PS_MSG_PUSH, 1, 0, PS_DTYPE_F32, bad[i].cnt);
+        h.offset = bad[i].off; h.iteration = bad[i].iter; h.lr = 0.5f;
+        static float junk[200];
+        for (int k = 0; k < 200; k++) junk[k] = 1e6f;
+        send_raw(a, &h, PS_HEADER_BYTES, junk, bad[i].cnt * 4, 2);
+        sent++;
+    }
+    for (uint64_t off = 0; off < SC; off += CK) {   /* the valid slices, slice 3 twice */
+        uint64_t n = SC - off < CK ? SC - off : CK;
+        ps_header_t h = ps_header_make(PS_MSG_PUSH, 1, 0, PS_DTYPE_F32, n);
+        h.offset = off; h.lr = 0.5f;
+        send_raw(a, &h, PS_HEADER_BYTES, g1 + off, n * 4, 2);
+        if (off == 3 * CK) { send_raw(a, &h, PS_HEADER_BYTES, g1 + off, n * 4, 2); sent++; }
+    }
+    ps_worker_step(w0, got, g0, 0.5f);
+    for (int i = 0; i < SC; i++) mean[i] = (g0[i] + g1[i]) * 0.5f;
+    memcpy(want, p0, sizeof p0);
+    optim_step(&c.optim, want, mean, state, SC, 0.5f);
+    ck_assert_int_eq(memcmp(got, want, sizeof want), 0);
+    /* the client's own replies: 11 slices, on the grid, together the same parameters */
+    for (int k = 0; k < (SC + CK - 1) / CK; k++) {
+        static float buf[CK];
+        ps_header_t r = recv_raw(a, buf, sizeof buf);
+        ck_assert_int_eq(r.type, PS_MSG_PARAMS);
+        ck_assert(r.offset % CK == 0 && r.offset + r.count <= SC);
+        memcpy(reply + r.offset, buf, r.count * 4);
+    }
+    ck_assert_int_eq(memcmp(reply, want, sizeof want), 0);
+
+    ps_header_t h = ps_header_make(PS_MSG_DONE, 1, 0, PS_DTYPE_NONE, 0);
+    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
+    double rep[PS_ST_FIELDS + PS_HIST + 2], *reps[1] = { rep };
+    ps_worker_done(w0, reps, PS_ST_FIELDS + PS_HIST + 2);
+    ck_assert_int_eq((int)rep[PS_ST_REJECTED], sent);
+    ck_assert_int_eq((int)rep[PS_ST_UPDATES], 1);
+    h = ps_header_make(PS_MSG_BYE, 1, 0, PS_DTYPE_NONE, 0);
+    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
+    ps_worker_free(w0);
+    void *rv;
+    pthread_join(th, &rv);
+    ck_assert_int_eq((int)(long)rv, 0);
+    zmq_close(a);
+    ps_server_free(srv);
+    zmq_ctx_term(zctx);
 }
 END_TEST
 
@@ -413,7 +526,8 @@ static Suite *suite_ps(void) {
     t = tcase_create("server");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, test_server_rejects_malformed);
-    tcase_add_test(t, test_bsp_equals_local);
+    tcase_add_loop_test(t, test_bsp_equals_local, 0, sizeof bsp_cases / sizeof bsp_cases[0]);
+    tcase_add_test(t, test_server_rejects_bad_slices);
     suite_add_tcase(s, t);
     return s;
 }
