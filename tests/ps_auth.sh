@@ -15,7 +15,7 @@ PSRING_BUILDDIR="$TOP_BUILDDIR" "$TOP_SRCDIR/psring" keygen "$SCRATCH/key" >/dev
 [[ $(stat -c %a "$SCRATCH/key") == 600 ]] || fail "keyfile mode is $(stat -c %a "$SCRATCH/key"), not 600"
 "$KEYGEN" "$SCRATCH/key" 2>/dev/null && fail "keygen overwrote an existing keyfile without --force"
 C=(--topology ps --servers 1 --layers 784,32,10 --train-limit 2000 --test-limit 1000 --epochs 6 --batch 32
-   --data "$DATA" --quiet --slow-rank 0 --slow-ms 10)
+   --data "$DATA" --quiet --slow-rank 0 --slow-ms 25)   # ~5 s: the attackers must find the job alive
 $MPIRUN $MPIRUN_FLAGS -np 3 "$TRAIN" "${C[@]}" --dump-params "$SCRATCH/plain.bin" >"$SCRATCH/plain.out" 2>&1 \
   || { cat "$SCRATCH/plain.out"; fail "run without auth failed"; }
 
@@ -26,9 +26,12 @@ job=$!
 for _ in $(seq 300); do [[ -s $SCRATCH/ep.0 ]] && break; sleep 0.05; done
 [[ -s $SCRATCH/ep.0 ]] || { kill $job; fail "server 0 never wrote its endpoint"; }
 ep=$(cat "$SCRATCH/ep.0")
-"$ATTACK" --mode noauth --endpoint "$ep" --count 50 --params 25450 >/dev/null || { kill $job; fail "plain attacker failed"; }
-"$ATTACK" --mode noauth --keyfile "$SCRATCH/key" --endpoint "$ep" --count 50 --params 25450 >/dev/null \
-  || { kill $job; fail "wrong-key attacker failed"; }
+# both attackers at once: each lingers up to 2 s on its refused connection, and one after the
+# other they could outlast the training run they are meant to attack
+"$ATTACK" --mode noauth --endpoint "$ep" --count 50 --params 25450 >/dev/null & atk1=$!
+"$ATTACK" --mode noauth --keyfile "$SCRATCH/key" --endpoint "$ep" --count 50 --params 25450 >/dev/null & atk2=$!
+wait $atk1 || { kill $job; fail "plain attacker failed"; }
+wait $atk2 || { kill $job; fail "wrong-key attacker failed"; }
 wait $job || { cat "$SCRATCH/auth.out"; fail "authenticated run failed"; }
 grep -q "summary:" "$SCRATCH/auth.out" || { cat "$SCRATCH/auth.out"; fail "no summary with auth"; }
 cmp -s "$SCRATCH/plain.bin" "$SCRATCH/auth.bin" || fail "parameters with auth (and rogue clients) differ from the plain run"
