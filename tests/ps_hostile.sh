@@ -12,7 +12,7 @@ ATTACK="$TOP_BUILDDIR/tests/ps_attack"
 N=${PSRING_HOSTILE_COUNT:-400}
 # slow-ms stretches the run (timing does not change bsp's math) so the attack lands mid-training
 C=(--topology ps --servers 1 --layers 784,32,10 --train-limit 2000 --test-limit 1000 --epochs 6 --batch 32
-   --data "$DATA" --quiet --slow-rank 0 --slow-ms 10)
+   --data "$DATA" --quiet --slow-rank 0 --slow-ms 25)   # ~5 s, so the attack always lands mid-training
 $MPIRUN $MPIRUN_FLAGS -np 3 "$TRAIN" "${C[@]}" --dump-params "$SCRATCH/clean.bin" >"$SCRATCH/clean.out" 2>&1 \
   || { cat "$SCRATCH/clean.out"; fail "clean run failed"; }
 grep -q "rejected=0 " "$SCRATCH/clean.out" || { cat "$SCRATCH/clean.out"; fail "clean run rejected messages"; }
