@@ -15,23 +15,6 @@ need_prog "$BENCH"
 need_mnist
 COMMON="--data $MNIST_DIR --layers 784,256,10 --train-limit 3200 --steps 50 --seed 11 --quiet --test-limit 500"
 
-run_ring() {    # run_ring NP OUT ARGS...
-    local np=$1 out=$2; shift 2
-    mpi 180 -np "$np" "$TRAIN" --topology ring --scaling strong $COMMON --loss-log "$out" "$@" > "$TMP/out.txt" 2>&1 \
-        || { cat "$TMP/out.txt"; fail "ring -np $np $*"; }
-}
-compare() {     # compare A B TOL WHAT
-    [ "$(wc -l < "$1")" -eq 50 ] || fail "$4: $1 has $(wc -l < "$1") lines, want 50"
-    [ "$(wc -l < "$2")" -eq 50 ] || fail "$4: $2 has $(wc -l < "$2") lines, want 50"
-    paste -d, "$1" "$2" | awk -F, -v tol="$3" -v what="$4" '
-        function abs(v) { return v < 0 ? -v : v }
-        { if ($1 != $3) { printf "%s: step %s vs %s\n", what, $1, $3; bad = 1; exit }
-          d = abs($2 - $4); m = abs($2) > abs($4) ? abs($2) : abs($4)
-          if (!(d <= tol * m)) { printf "%s: step %d loss %s vs %s (rel %.3g > %g)\n", what, $1, $2, $4, d / m, tol; bad = 1 }
-          if (d / m > worst) worst = d / m }
-        END { if (!bad) printf "%s: 50 steps, worst relative difference %.3g\n", what, worst; exit bad }' \
-        || fail "$4"
-}
 
 timeout 120 "$TRAIN" $COMMON --batch 64 --loss-log "$TMP/local.csv" > "$TMP/out.txt" 2>&1 || { cat "$TMP/out.txt"; fail "local"; }
 
