@@ -17,6 +17,10 @@ close(pslib.ring_time(4, 1e6, 1e-5, 1e-9, 1e-10), 1.635e-3, "ring N=4")
 close(pslib.ring_time(2, 1e6, 1e-5, 1e-9, 1e-10), 1.07e-3, "ring N=2")
 close(pslib.ring_time(2, 1e6, 1e-5, 1e-9, 1e-10, share=2), 2.14e-3, "ring N=2 share 2")
 close(pslib.ring_time(1, 1e6, 1e-5, 1e-9, 1e-10), 0.0, "ring N=1")
+# hierarchical, H=2 hosts of L=4: 2 rounds of (2*1e-6 + 2*1e6*1e-10 + 1e6*1e-10) = 6.04e-4 inside the
+# hosts, plus ring_time(2, ...) = 1.07e-3 across them -> 1.674e-3; L=1 is the plain ring over H
+close(pslib.hier_time(2, 4, 1e6, 1e-5, 1e-9, 1e-10, 1e-6, 1e-10), 1.674e-3, "hierarchical H=2 L=4")
+close(pslib.hier_time(4, 1, 1e6, 1e-5, 1e-9, 1e-10, 1e-6, 1e-10), 1.635e-3, "hierarchical L=1")
 # ps bsp N=4 S=1 n=1e6: lat 2*1*1e-5=2e-5; xfer 2*max(1e6,4e6)*1e-9=8e-3; agg 4*1e6*1e-10=4e-4;
 # apply 1e6*2e-10=2e-4 -> 8.62e-3
 close(pslib.ps_time(4, 1, 1e6, 1e-5, 1e-9, 1e-10, 2e-10), 8.62e-3, "ps N=4 S=1")
