@@ -37,3 +37,13 @@ compare_losses() { # a b rtol
       c++ }
     END { if (c != n) { printf "%d steps vs %d\n", n, c; bad=1 }; if (c == 0) { print "no steps"; bad=1 }; exit bad }' "$1" "$2"
 }
+
+# expect_bad NEEDLE ARGS...: psring-train ARGS must exit 2 with one line that mentions NEEDLE
+expect_bad() {
+  local needle=$1; shift
+  local out rc
+  out=$("$TRAIN" "$@" 2>&1 >/dev/null); rc=$?
+  [[ $rc -eq 2 ]] || fail "psring-train $* exited $rc, expected 2 (stderr: $out)"
+  [[ $out == *"$needle"* ]] || fail "psring-train $*: message '$out' does not mention '$needle'"
+  [[ $(printf '%s\n' "$out" | wc -l) -eq 1 ]] || fail "psring-train $*: more than one line: $out"
+}

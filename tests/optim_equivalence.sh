@@ -55,14 +55,6 @@ mpi "${p[@]}" "${a[@]}" --resume "$SCRATCH/pck" --dump-params "$SCRATCH/pres.bin
 cmp -s "$SCRATCH/pfull.bin" "$SCRATCH/pres.bin" || fail "ps adam: resumed parameters differ from the uninterrupted run"
 echo "  resume bit-exact: local sgd, adam, lars; ps bsp adam"
 
-expect_bad() { # needle args...
-  local needle=$1; shift
-  local out rc
-  out=$("$TRAIN" "$@" 2>&1 >/dev/null); rc=$?
-  [[ $rc -eq 2 ]] || fail "psring-train $* exited $rc, expected 2 (stderr: $out)"
-  [[ $out == *"$needle"* ]] || fail "psring-train $*: message '$out' does not mention '$needle'"
-  [[ $(printf '%s\n' "$out" | wc -l) -eq 1 ]] || fail "psring-train $*: more than one line: $out"
-}
 # a checkpoint of another optimizer is refused by name (lars and sgd state have the same size)
 expect_bad "written with --optimizer lars, this run uses sgd" "${rc_args[@]}" --resume "$SCRATCH/ck"
 "$TRAIN" "${rc_args[@]}" --optimizer adam --steps 3 --checkpoint "$SCRATCH/cka" >/dev/null || fail "adam checkpoint"

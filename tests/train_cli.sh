@@ -4,14 +4,6 @@ source "$(dirname "$0")/common.sh"
 scratch
 data=$(find_mnist) || skip "no MNIST (run experiments/get-mnist)"
 
-expect_bad() { # needle args...
-  local needle=$1; shift
-  local out rc
-  out=$("$TRAIN" "$@" 2>&1 >/dev/null); rc=$?
-  [[ $rc -eq 2 ]] || fail "psring-train $* exited $rc, expected 2 (stderr: $out)"
-  [[ $out == *"$needle"* ]] || fail "psring-train $*: message '$out' does not mention '$needle'"
-  [[ $(printf '%s\n' "$out" | wc -l) -eq 1 ]] || fail "psring-train $*: more than one line: $out"
-}
 
 expect_bad "--bogus" --bogus
 expect_bad "--batch" --data "$data" --batch -3
