@@ -14,4 +14,5 @@ tests_test_timeline_LDADD = src/train/libtrain.a src/common/libcommon.a $(CHECK_
 EXP_TESTS = tests/exp_csv.sh tests/exp_model.sh tests/exp_plot.sh tests/exp_timeline.sh \
   tests/exp_sweep_resume.sh tests/exp_wait.sh
 TESTS += tests/test_timeline $(EXP_TESTS)
-EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_small.epochs.csv docs/tradeoff.md docs/img
+EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_small.epochs.csv \
+  tests/fixtures/calibration.csv docs/tradeoff.md docs/img

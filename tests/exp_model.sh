@@ -56,18 +56,7 @@ PY
 out=$("$TOP_SRCDIR/experiments/model" --bogus 2>&1); rc=$?
 [[ $rc -eq 2 && $out == *"unknown option '--bogus'"* && $(wc -l <<<"$out") -eq 1 ]] || fail "bad flag: rc $rc: $out"
 scratch
-cat >"$SCRATCH/cal.csv" <<CAL
-param,value,unit
-alpha_mpi,1e-6,s
-beta_mpi,1e-10,s/byte
-alpha_ring,1e-6,s
-beta_ring,1e-10,s/byte
-alpha_zmq,2e-5,s
-beta_zmq,5e-10,s/byte
-gamma,4e-11,s/byte
-delta,6e-11,s/byte
-cores,2,count
-CAL
+cp "$TOP_SRCDIR/tests/fixtures/calibration.csv" "$SCRATCH/cal.csv"
 out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv" --compare "$TOP_SRCDIR/tests/fixtures/sweep_small.csv" \
       --out "$SCRATCH/cmp.csv") || fail "model --compare failed: $out"
 [[ $out == *"worst point:"* ]] || fail "no worst point in: $out"

@@ -6,18 +6,7 @@ command -v python3 >/dev/null || skip "python3 missing"
 command -v gnuplot >/dev/null || skip "gnuplot missing"
 scratch
 cp "$TOP_SRCDIR/tests/fixtures/sweep_small.csv" "$SCRATCH/r.csv"
-cat >"$SCRATCH/cal.csv" <<CAL
-param,value,unit
-alpha_mpi,1e-6,s
-beta_mpi,1e-10,s/byte
-alpha_ring,1e-6,s
-beta_ring,1e-10,s/byte
-alpha_zmq,2e-5,s
-beta_zmq,5e-10,s/byte
-gamma,4e-11,s/byte
-delta,6e-11,s/byte
-cores,2,count
-CAL
+cp "$TOP_SRCDIR/tests/fixtures/calibration.csv" "$SCRATCH/cal.csv"
 "$TOP_SRCDIR/psring" plot "$SCRATCH/r.csv" -o "$SCRATCH/fig" --calibration "$SCRATCH/cal.csv" || fail "psring plot failed"
 for f in throughput efficiency breakdown accuracy bytes model; do
   [[ -s $SCRATCH/fig/$f.png && -s $SCRATCH/fig/$f.svg ]] || fail "$f.png/.svg missing or empty"
