@@ -84,17 +84,24 @@ static void ring_reserve(ring_t *r, size_t count) {
     if (count > r->cap_count) r->cap_count = count;
 }
 
+void ring_comm_setup(MPI_Comm comm, MPI_Comm *dup, int *rank, int *size, int *left, int *right) {
+    mpiCheck(MPI_Comm_dup(comm, dup));
+    mpiCheck(MPI_Comm_set_errhandler(*dup, MPI_ERRORS_RETURN));
+    mpiCheck(MPI_Comm_rank(*dup, rank));
+    mpiCheck(MPI_Comm_size(*dup, size));
+    *left = (*rank - 1 + *size) % *size;
+    *right = (*rank + 1) % *size;
+}
+
+size_t ring_chunk_elems(size_t chunk_bytes) {
+    if (chunk_bytes == 0) chunk_bytes = RING_DEFAULT_CHUNK_BYTES;
+    return chunk_bytes / sizeof(float) ? chunk_bytes / sizeof(float) : 1;
+}
+
 void ring_init(ring_t *r, MPI_Comm comm, size_t max_count, size_t chunk_bytes) {
     memset(r, 0, sizeof *r);
-    mpiCheck(MPI_Comm_dup(comm, &r->comm));
-    mpiCheck(MPI_Comm_set_errhandler(r->comm, MPI_ERRORS_RETURN));
-    mpiCheck(MPI_Comm_rank(r->comm, &r->rank));
-    mpiCheck(MPI_Comm_size(r->comm, &r->size));
-    r->left = (r->rank - 1 + r->size) % r->size;
-    r->right = (r->rank + 1) % r->size;
-    if (chunk_bytes == 0) chunk_bytes = RING_DEFAULT_CHUNK_BYTES;
-    r->chunk = chunk_bytes / sizeof(float);
-    if (r->chunk == 0) r->chunk = 1;
+    ring_comm_setup(comm, &r->comm, &r->rank, &r->size, &r->left, &r->right);
+    r->chunk = ring_chunk_elems(chunk_bytes);
     r->window = RING_DEFAULT_WINDOW;
     r->rslot = xmalloc(r->window * r->chunk * sizeof(float));
     r->hrslot = xmalloc(r->window * r->chunk * sizeof(uint16_t));

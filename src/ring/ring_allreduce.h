@@ -50,6 +50,11 @@ void ring_allreduce_fp16(ring_t *r, float *buf, size_t count);
 /* Segment j of count elements split over n ranks: the first count % n segments are one element
  * longer. Exposed for tests. */
 void ring_segment(size_t count, int n, int j, size_t *off, size_t *len);
+/* The ring's private communicator (a duplicate of comm, errors returned, not fatal) and this
+ * rank's place in it; shared by the host ring and the device ring (ring_cuda.c). */
+void ring_comm_setup(MPI_Comm comm, MPI_Comm *dup, int *rank, int *size, int *left, int *right);
+/* chunk_bytes (0: RING_DEFAULT_CHUNK_BYTES) as a count of floats, at least 1 */
+size_t ring_chunk_elems(size_t chunk_bytes);
 /* dst[i] += src[i] (vectorised) */
 void ring_add(float *restrict dst, const float *restrict src, size_t n);
 

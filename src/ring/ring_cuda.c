@@ -91,14 +91,8 @@ static void reserve(ring_cuda_t *r, size_t count) {
 
 ring_cuda_t *ring_cuda_create(MPI_Comm comm, size_t max_count, size_t chunk_bytes) {
     ring_cuda_t *r = xcalloc(1, sizeof *r);
-    mpiCheck(MPI_Comm_dup(comm, &r->comm));
-    mpiCheck(MPI_Comm_set_errhandler(r->comm, MPI_ERRORS_RETURN));
-    mpiCheck(MPI_Comm_rank(r->comm, &r->rank));
-    mpiCheck(MPI_Comm_size(r->comm, &r->size));
-    r->left = (r->rank - 1 + r->size) % r->size;
-    r->right = (r->rank + 1) % r->size;
-    if (chunk_bytes == 0) chunk_bytes = RING_DEFAULT_CHUNK_BYTES;
-    r->chunk = chunk_bytes / sizeof(float) ? chunk_bytes / sizeof(float) : 1;
+    ring_comm_setup(comm, &r->comm, &r->rank, &r->size, &r->left, &r->right);
+    r->chunk = ring_chunk_elems(chunk_bytes);
     /* every rank must take the same path: direct only if all say CUDA-aware */
     int direct = mpi_is_cuda_aware();
     mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &direct, 1, MPI_INT, MPI_MIN, r->comm));
