@@ -9,7 +9,7 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=un
 FUZZ_TARGETS = fuzz/fuzz_idx fuzz/fuzz_checkpoint fuzz/fuzz_wire fuzz/fuzz_options
 FUZZ_SRC_idx = $(top_srcdir)/fuzz/fuzz_idx.c $(top_srcdir)/src/data/idx.c
 FUZZ_SRC_checkpoint = $(top_srcdir)/fuzz/fuzz_checkpoint.c $(top_srcdir)/src/train/checkpoint.c \
-  $(top_srcdir)/src/model/optim.c $(top_srcdir)/src/common/check.c
+  $(top_srcdir)/src/model/optim.c $(top_srcdir)/src/data/sampler.c $(top_srcdir)/src/common/check.c
 FUZZ_SRC_wire = $(top_srcdir)/fuzz/fuzz_wire.c $(top_srcdir)/src/ps/wire.c
 FUZZ_SRC_options = $(top_srcdir)/fuzz/fuzz_options.c $(top_srcdir)/src/train/options.c \
   $(top_srcdir)/src/model/mlp.c $(top_srcdir)/src/model/layers.c $(top_srcdir)/src/model/optim.c \
@@ -49,7 +49,7 @@ tests_fuzz_replay_idx_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/fuzz -DFUZZ_NAME
 tests_fuzz_replay_idx_LDADD = src/data/libdata.a src/common/libcommon.a $(ZLIB_LIBS)
 tests_fuzz_replay_checkpoint_SOURCES = fuzz/fuzz_checkpoint.c fuzz/replay_main.c
 tests_fuzz_replay_checkpoint_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/fuzz -DFUZZ_NAME='"checkpoint"'
-tests_fuzz_replay_checkpoint_LDADD = src/train/libtrain.a src/model/libmodel.a src/common/libcommon.a \
+tests_fuzz_replay_checkpoint_LDADD = src/train/libtrain.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
   $(BLAS_LIBS) $(ZLIB_LIBS) -lm
 tests_fuzz_replay_wire_SOURCES = fuzz/fuzz_wire.c fuzz/replay_main.c
 tests_fuzz_replay_wire_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/fuzz -DFUZZ_NAME='"wire"'

@@ -195,6 +195,7 @@ static checkpoint_header_t header_for(int n) {
     h.nparams = (uint64_t)n;
     h.state_per_param = 1;
     h.step = 1234; h.epoch = 3; h.batch_in_epoch = 17; h.seed = 99;
+    h.sampler = 1; h.workers = 4; h.batch = 16; h.drop_last = 0; h.train_count = 60000;
     return h;
 }
 
@@ -215,6 +216,11 @@ START_TEST(test_checkpoint_roundtrip) {
     ck_assert_int_eq(got.epoch, 3);
     ck_assert_int_eq(got.batch_in_epoch, 17);
     ck_assert_int_eq(got.seed, 99);
+    ck_assert_int_eq(got.has_layout, 1);
+    ck_assert_int_eq(got.sampler, 1);
+    ck_assert_int_eq(got.workers, 4);
+    ck_assert_int_eq(got.batch, 16);
+    ck_assert_int_eq(got.train_count, 60000);
     /* no temp file left behind */
     char tmp[600];
     snprintf(tmp, sizeof tmp, "%s/ck.bin.tmp.%d", tmpdir, (int)getpid());
@@ -259,6 +265,29 @@ START_TEST(test_checkpoint_roundtrip) {
 }
 END_TEST
 
+/* mid-epoch, (epoch, batch) means different samples under another layout: refused, naming each
+ * field; at an epoch boundary, or from a file that predates layouts, any layout may continue */
+START_TEST(test_checkpoint_layout) {
+    char err[512];
+    checkpoint_header_t h = header_for(10), now = h;
+    h.has_layout = 1;
+    ck_assert_int_eq(checkpoint_layout_mismatch("ck", &h, &now, err, sizeof err), 0);
+    now.workers = 2; now.batch = 32;
+    ck_assert_int_eq(checkpoint_layout_mismatch("ck", &h, &now, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "workers 4 (now 2)"));
+    ck_assert_ptr_nonnull(strstr(err, "batch per worker 16 (now 32)"));
+    ck_assert_ptr_nonnull(strstr(err, "epoch 4 (batch 17)"));
+    now = h; now.sampler = 0; now.train_count = 1000;
+    ck_assert_int_eq(checkpoint_layout_mismatch("ck", &h, &now, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--sampler"));
+    ck_assert_ptr_nonnull(strstr(err, "training samples 60000 (now 1000)"));
+    h.batch_in_epoch = 0;   /* epoch boundary */
+    ck_assert_int_eq(checkpoint_layout_mismatch("ck", &h, &now, err, sizeof err), 0);
+    h.batch_in_epoch = 17; h.has_layout = 0;   /* a version 2 file */
+    ck_assert_int_eq(checkpoint_layout_mismatch("ck", &h, &now, err, sizeof err), 0);
+}
+END_TEST
+
 static Suite *suite_options(void) {
     Suite *s = suite_create("options");
     TCase *tc = tcase_create("core");
@@ -283,6 +312,7 @@ static Suite *suite_checkpoint(void) {
     Suite *s = suite_create("checkpoint");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_checkpoint_roundtrip);
+    tcase_add_test(tc, test_checkpoint_layout);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -16,4 +16,15 @@ done
 # and the parameters did change from the initial ones (the comparison is not vacuous)
 "$TRAIN" "${common[@]}" --steps 1 --lr 1e-9 --dump-params "$SCRATCH/init.bin" >/dev/null
 cmp -s "$SCRATCH/full.bin" "$SCRATCH/init.bin" && fail "training did not change the parameters"
-pass "resume is bit-exact at steps 1, 50 (mid-epoch) and 64 (epoch boundary)"
+# a mid-epoch checkpoint under another data layout would silently train on other samples: refused
+rm -f "$SCRATCH/ck"
+"$TRAIN" "${common[@]}" --steps 50 --checkpoint "$SCRATCH/ck" >/dev/null || fail "run to step 50 failed"
+for other in "--batch 32" "--sampler shuffle-then-shard" "--train-limit 1999"; do
+  # shellcheck disable=SC2086
+  expect_bad "different data layout" "${common[@]}" $other --resume "$SCRATCH/ck"
+done
+# an end-of-epoch checkpoint may continue with another batch size (each epoch starts afresh)
+rm -f "$SCRATCH/ck"
+"$TRAIN" "${common[@]}" --steps 64 --checkpoint "$SCRATCH/ck" >/dev/null || fail "run to step 64 failed"
+"$TRAIN" "${common[@]}" --batch 32 --resume "$SCRATCH/ck" >/dev/null || fail "resume at an epoch boundary with --batch 32 was refused"
+pass "resume is bit-exact at steps 1, 50 (mid-epoch) and 64 (epoch boundary); other layouts refused mid-epoch"

@@ -13,9 +13,10 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include "../model/optim.h"
+#include "../data/sampler.h"
 
 #define CKPT_MAGIC "PSRCKPT1"
-#define CKPT_VERSION 2u   /* 2 added the optimizer kind; version 1 files still load (sgd) */
+#define CKPT_VERSION 3u   /* 2 added the optimizer kind, 3 the data layout; older files still load */
 
 /* a growable byte buffer: the whole checkpoint is assembled in memory, CRC'd, then written once */
 typedef struct { unsigned char *p; size_t n, cap; } buf_t;
@@ -52,6 +53,8 @@ int checkpoint_save(const char *path, const checkpoint_header_t *h, const float 
          !buf_put(&b, &h->step, 8) && !buf_put(&b, &h->epoch, 4) &&
          !buf_put(&b, &h->batch_in_epoch, 4) && !buf_put(&b, &h->seed, 8) &&
          !buf_put(&b, &h->optimizer, 4) &&
+         !buf_put(&b, &h->sampler, 4) && !buf_put(&b, &h->workers, 4) && !buf_put(&b, &h->batch, 4) &&
+         !buf_put(&b, &h->drop_last, 4) && !buf_put(&b, &h->train_count, 8) &&
          !buf_put(&b, params, h->nparams * sizeof(float)) &&
          !buf_put(&b, state, h->nparams * h->state_per_param * sizeof(float));
     uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
@@ -138,7 +141,7 @@ int checkpoint_load(const char *path, const checkpoint_header_t *expect, checkpo
     }
     uint32_t version, nsizes;
     TAKE(&version, 4);
-    if (version != CKPT_VERSION && version != 1u) {
+    if (version < 1u || version > CKPT_VERSION) {
         snprintf(err, errlen, "checkpoint %s: version %u, this psring reads version %u", path, version, CKPT_VERSION);
         goto fail;
     }
@@ -155,6 +158,11 @@ int checkpoint_load(const char *path, const checkpoint_header_t *expect, checkpo
     TAKE(&h->seed, 8);
     h->optimizer = 0;
     if (version >= 2) TAKE(&h->optimizer, 4);
+    if (version >= 3) {
+        TAKE(&h->sampler, 4); TAKE(&h->workers, 4); TAKE(&h->batch, 4); TAKE(&h->drop_last, 4);
+        TAKE(&h->train_count, 8);
+        h->has_layout = 1;
+    }
     int same = h->nsizes == expect->nsizes;
     for (int i = 0; same && i < h->nsizes; i++) same = h->sizes[i] == expect->sizes[i];
     if (!same) {
@@ -191,5 +199,27 @@ int checkpoint_load(const char *path, const checkpoint_header_t *expect, checkpo
     return 0;
 fail:
     free(p);
+    return -1;
+}
+
+int checkpoint_layout_mismatch(const char *path, const checkpoint_header_t *h, const checkpoint_header_t *now,
+                               char *err, size_t errlen) {
+    if (!h->has_layout || h->batch_in_epoch == 0) return 0;
+    char diff[512] = "";
+#define LAYOUT_FIELD(name, field, fmt, cast)                                                         \
+    if (h->field != now->field)                                                                      \
+        snprintf(diff + strlen(diff), sizeof diff - strlen(diff), "%s" name " " fmt " (now " fmt ")", \
+                 diff[0] ? ", " : "", (cast)h->field, (cast)now->field);
+    LAYOUT_FIELD("workers", workers, "%u", unsigned)
+    LAYOUT_FIELD("batch per worker", batch, "%u", unsigned)
+    if (h->sampler != now->sampler)
+        snprintf(diff + strlen(diff), sizeof diff - strlen(diff), "%s--sampler %s (now %s)", diff[0] ? ", " : "",
+                 sampler_kind_name((sampler_kind_t)h->sampler), sampler_kind_name((sampler_kind_t)now->sampler));
+    LAYOUT_FIELD("drop_last", drop_last, "%u", unsigned)
+    LAYOUT_FIELD("training samples", train_count, "%llu", unsigned long long)
+#undef LAYOUT_FIELD
+    if (!diff[0]) return 0;
+    snprintf(err, errlen, "checkpoint %s: stopped in the middle of epoch %d (batch %d) with a different data layout: %s; "
+             "resume with the same layout, or from an end-of-epoch checkpoint", path, h->epoch + 1, h->batch_in_epoch, diff);
     return -1;
 }

@@ -73,7 +73,7 @@ static void write_raw(const char *path, const float *p, size_t n) {
 }
 
 static void save_checkpoint(exchange_t *ex, const options_t *o, model_t *md, float *state, long step,
-                            int epoch, int batch_in_epoch) {
+                            int epoch, int batch_in_epoch, int train_count) {
     /* state_get is called on worker 0 only (a PS pull) */
     if (ex->rank != 0) return;
     mlp_t *m = md->m;
@@ -89,6 +89,11 @@ static void save_checkpoint(exchange_t *ex, const options_t *o, model_t *md, flo
     h.batch_in_epoch = batch_in_epoch;
     h.seed = o->seed;
     h.optimizer = (uint32_t)ex->optim.kind;
+    h.sampler = (uint32_t)o->sampler;
+    h.workers = (uint32_t)ex->world_size;
+    h.batch = (uint32_t)(o->scaling == SCALING_STRONG ? o->batch / ex->world_size : o->batch);
+    h.drop_last = (uint32_t)o->drop_last;
+    h.train_count = (uint64_t)train_count;
     char err[1024];
     if (checkpoint_save(o->checkpoint, &h, m->params, state, err, sizeof err) != 0) die_at(NULL, 0, 1, "%s", err);
 }
@@ -169,6 +174,13 @@ int main(int argc, char **argv) {
         if (checkpoint_load(o.resume, &want, &got, m.params, state, err, sizeof err) != 0) die_input("%s", err);
         if (got.seed != o.seed) die_input("--resume %s: written with --seed %llu, this run has --seed %llu", o.resume,
                                           (unsigned long long)got.seed, (unsigned long long)o.seed);
+        checkpoint_header_t now = {0};
+        now.sampler = (uint32_t)o.sampler;
+        now.workers = (uint32_t)N;
+        now.batch = (uint32_t)b;
+        now.drop_last = (uint32_t)o.drop_last;
+        now.train_count = (uint64_t)train.count;
+        if (checkpoint_layout_mismatch(o.resume, &got, &now, err, sizeof err) != 0) die_input("%s", err);
         step = got.step;
         start_epoch = got.epoch;
         start_batch = got.batch_in_epoch;
@@ -254,7 +266,7 @@ int main(int argc, char **argv) {
             next_epoch = bi >= batches_per_epoch ? epoch + 1 : epoch;
             next_batch = bi >= batches_per_epoch ? 0 : (int)bi;
             if (o.checkpoint[0] && o.checkpoint_every && step % o.checkpoint_every == 0)
-                save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch);
+                save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, train.count);
         }
         if (ep_steps == 0) continue;
         double v[1] = {ep_loss / (double)ep_steps};
@@ -267,7 +279,7 @@ int main(int argc, char **argv) {
                     step, last_loss, 100.0 * test_acc, (double)ep_steps * (double)global_batch / ep_time,
                     timer_now() - wall0);
         /* every epoch, so a killed job loses at most one epoch */
-        if (o.checkpoint[0] && !stop) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch);
+        if (o.checkpoint[0] && !stop) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, train.count);
     }
     if (losslog) fclose(losslog);
 
@@ -276,7 +288,7 @@ int main(int argc, char **argv) {
     model_params_to_device(&md);
     double wall = timer_now() - wall0;
     test_acc = evaluate(ex, &md, &test);
-    if (o.checkpoint[0]) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch);
+    if (o.checkpoint[0]) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, train.count);
     if (o.dump_params[0] && ex->rank == 0) write_raw(o.dump_params, m.params, nparams);
 
     /* worker means of the per-phase times, so the CSV describes a typical worker */
