@@ -10,11 +10,17 @@
  * machine: a shared-memory transfer cannot beat it, so it is the ceiling for busbw here.
  * --impl hierarchical times ring_ops.h's hierarchical allreduce (reduce in each host, ring between
  * hosts, broadcast; PSRING_HIER_LOCAL_SIZE=L fakes hosts of L ranks on one machine).
- * What it does not do: other collectives, GPU buffers, or plotting (a sweep script reads --csv). */
+ * --device cuda: the same driver on device buffers (ring on the GPU, MPI_Allreduce, NCCL), in
+ * allreduce_cuda.c; a build without CUDA refuses it with one line (exit 2).
+ * What it does not do: other collectives, or plotting (a sweep script reads --csv). */
+#include "config.h"
 #include "ring/ring_allreduce.h"
 #include "ring/ring_ops.h"
 #include "ring/mpi_check.h"
 #include "common/check.h"
+#ifdef HAVE_CUDA
+#include "allreduce_cuda.h"
+#endif
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +34,7 @@ typedef struct {
     size_t min_bytes, max_bytes;
     double factor;
     int iters, warmup, check, impl_ring, impl_mpi, impl_hier, fp16, chunk_kb, compute_us;
+    int impl_nccl, device_cuda;   /* --impl nccl|all with --device cuda */
     char csv[1024];
 } bench_opts_t;
 
@@ -71,9 +78,12 @@ static void usage(FILE *f) {
 "  -n, --iters N         timed iterations per size (default 20)\n"
 "  -w, --warmup N        untimed iterations first (default 5)\n"
 "  -c, --check 0|1       check the result against the exact sum (default 1)\n"
-"      --impl ring|mpi|both|hierarchical|all  psring's ring, MPI_Allreduce, both side by side,\n"
-"                        the hierarchical allreduce (host reduce, ring across hosts, host\n"
-"                        broadcast), or all three (default both)\n"
+"      --impl ring|mpi|both|hierarchical|nccl|all  psring's ring, MPI_Allreduce, both side by\n"
+"                        side, the hierarchical allreduce (host reduce, ring across hosts, host\n"
+"                        broadcast), NCCL (--device cuda only), or all: ring, mpi and hierarchical\n"
+"                        on the CPU; ring, mpi and nccl (where NCCL can run) on the GPU (default both)\n"
+"      --device cpu|cuda buffers in host memory, or in GPU memory with each rank on GPU\n"
+"                        local_rank %% device_count (ring on the device, mpi direct or staged) (cpu)\n"
 "      --fp16            the ring sends halves (accumulates in float); mpi stays float\n"
 "      --chunk-kb K      ring pipeline chunk in KiB (default 1024)\n"
 "      --csv FILE        also write the rows as CSV (rank 0)\n"
@@ -92,14 +102,15 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     *o = (bench_opts_t){ .min_bytes = 4096, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5,
                          .check = 1, .impl_ring = 1, .impl_mpi = 1,
                          .chunk_kb = (int)(RING_DEFAULT_CHUNK_BYTES / 1024) };
-    enum { OPT_IMPL = 256, OPT_FP16, OPT_CSV, OPT_CHUNK, OPT_COMPUTE };
+    enum { OPT_IMPL = 256, OPT_FP16, OPT_CSV, OPT_CHUNK, OPT_COMPUTE, OPT_DEVICE };
+    const char *impl_arg = "both";
     static const struct option lo[] = {
         {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
         {"stepfactor", required_argument, 0, 'f'}, {"iters", required_argument, 0, 'n'},
         {"warmup", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
         {"impl", required_argument, 0, OPT_IMPL}, {"fp16", no_argument, 0, OPT_FP16},
         {"csv", required_argument, 0, OPT_CSV}, {"chunk-kb", required_argument, 0, OPT_CHUNK},
-        {"compute-us", required_argument, 0, OPT_COMPUTE},
+        {"compute-us", required_argument, 0, OPT_COMPUTE}, {"device", required_argument, 0, OPT_DEVICE},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -116,14 +127,25 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         case 'c': if (parse_int(optarg, 0, 1, &o->check)) bad("-c: check must be 0 or 1: '%s'", optarg); break;
         case OPT_IMPL:
             o->impl_hier = 0;
+            o->impl_nccl = 0;
+            impl_arg = optarg;
             if (!strcmp(optarg, "ring")) { o->impl_ring = 1; o->impl_mpi = 0; }
             else if (!strcmp(optarg, "mpi")) { o->impl_ring = 0; o->impl_mpi = 1; }
             else if (!strcmp(optarg, "both")) { o->impl_ring = 1; o->impl_mpi = 1; }
             else if (!strcmp(optarg, "hierarchical")) { o->impl_ring = 0; o->impl_mpi = 0; o->impl_hier = 1; }
-            else if (!strcmp(optarg, "all")) { o->impl_ring = 1; o->impl_mpi = 1; o->impl_hier = 1; }
-            else bad("--impl must be ring, mpi, both, hierarchical or all: '%s'", optarg);
+            else if (!strcmp(optarg, "nccl")) { o->impl_ring = 0; o->impl_mpi = 0; o->impl_nccl = 1; }
+            else if (!strcmp(optarg, "all")) { o->impl_ring = 1; o->impl_mpi = 1; o->impl_hier = 1; o->impl_nccl = 1; }
+            else bad("--impl must be ring, mpi, both, hierarchical, nccl or all: '%s'", optarg);
             break;
         case OPT_FP16: o->fp16 = 1; break;
+        case OPT_DEVICE:
+            if (!strcmp(optarg, "cpu")) o->device_cuda = 0;
+            else if (!strcmp(optarg, "cuda")) o->device_cuda = 1;
+            else bad("--device must be cpu or cuda: '%s'", optarg);
+#ifndef HAVE_CUDA
+            if (o->device_cuda) bad("--device cuda: this build has no CUDA (configure --with-cuda)%s", "");
+#endif
+            break;
         case OPT_CSV: if (strlen(optarg) >= sizeof o->csv) bad("--csv: path too long: '%s'", optarg);
                       strcpy(o->csv, optarg); break;
         case OPT_CHUNK: if (parse_int(optarg, 1, 1 << 20, &o->chunk_kb)) bad("--chunk-kb must be an integer in 1..1048576: '%s'", optarg); break;
@@ -135,6 +157,16 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     }
     if (optind < argc) bad("unexpected argument '%s' (try --help)", argv[optind]);
     if (o->min_bytes > o->max_bytes) bad("-b is larger than -e%s", "");
+    if (!o->device_cuda) {
+        if (!strcmp(impl_arg, "nccl")) bad("--impl nccl needs --device cuda%s", "");
+        o->impl_nccl = 0;
+    } else {
+        /* on the GPU: ring, mpi and nccl; the rest has no device version */
+        if (!strcmp(impl_arg, "hierarchical")) bad("--impl hierarchical is not implemented with --device cuda (ring, mpi, nccl, both or all)%s", "");
+        o->impl_hier = 0;
+        if (o->fp16) bad("--fp16 is not implemented with --device cuda%s", "");
+        if (o->compute_us) bad("--compute-us is not implemented with --device cuda%s", "");
+    }
     if (o->max_bytes / sizeof(float) > (size_t)0x7fffffff) bad("-e: at most 8G (MPI int counts)%s", "");
 }
 
@@ -203,12 +235,28 @@ int main(int argc, char **argv) {
     psring_log_rank = rank;
     bench_opts_t o;
     parse(&o, argc, argv);
+#ifdef HAVE_CUDA
+    int cuda_dev = o.device_cuda ? bench_cuda_pin() : -1;   /* no usable GPU: exit 2 before any file is written */
+#endif
     FILE *csv = NULL;
     if (rank == 0 && o.csv[0]) {
         csv = fopen(o.csv, "w");
         if (!csv) { fprintf(stderr, "psring-bench-allreduce: --csv %s: %s\n", o.csv, strerror(errno)); MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT); }
         fprintf(csv, "size,count,impl,time_us,algbw_GBps,busbw_GBps,wrong,nranks,chunk_kb\n");
     }
+#ifdef HAVE_CUDA
+    if (o.device_cuda) {   /* the GPU run is its own driver (allreduce_cuda.c); same rows, same CSV */
+        bench_cuda_opts_t co = {.min_bytes = o.min_bytes, .max_bytes = o.max_bytes, .factor = o.factor, .iters = o.iters,
+                                .warmup = o.warmup, .check = o.check, .chunk_kb = o.chunk_kb, .impl_ring = o.impl_ring,
+                                .impl_mpi = o.impl_mpi, .impl_nccl = o.impl_nccl,
+                                .nccl_required = o.impl_nccl && !o.impl_ring && !o.impl_mpi, .csv = csv};
+        long wrong = bench_allreduce_cuda(&co, cuda_dev);
+        if (csv && fclose(csv)) { fprintf(stderr, "psring-bench-allreduce: --csv %s: %s\n", o.csv, strerror(errno)); wrong++; }
+        if (rank == 0 && wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", wrong);
+        mpiCheck(MPI_Finalize());
+        return wrong ? 1 : 0;
+    }
+#endif
     mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
     double mc = 0;
     if (rank == 0) mc = memcpy_gbps();

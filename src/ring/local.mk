@@ -18,7 +18,12 @@ tests_test_ring_LDADD = src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) -l
 bin_PROGRAMS += psring-bench-allreduce
 psring_bench_allreduce_SOURCES = src/bench/allreduce.c
 psring_bench_allreduce_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-psring_bench_allreduce_LDADD = src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) -lpthread -lm
+psring_bench_allreduce_LDADD = $(PSRING_CUDA_FIRST) src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) -lpthread -lm
+EXTRA_DIST += src/bench/allreduce_cuda.c
+noinst_HEADERS += src/bench/allreduce_cuda.h
+# --device cuda where it cannot run (every build: a hidden GPU, or no CUDA at all)
+TESTS += tests/bench_cuda_nodev.sh
+EXTRA_DIST += tests/bench_cuda_nodev.sh tests/bench_cuda.sh
 
 TESTS += tests/ring_allreduce.sh tests/ring_bench.sh tests/ring_equivalence.sh tests/ring_mismatch.sh \
   tests/ring_deadrank.sh tests/ring_ops.sh
@@ -50,6 +55,12 @@ tests_test_ring_cuda_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_test_ring_cuda_LDADD = src/ring/libring_cuda.a src/model/libmodel_cuda.a src/ring/libring.a \
   src/model/libmodel.a src/common/libcommon.a $(MPI_LIBS) $(CUDA_LIBS) -ldl -lpthread -lm
 TESTS += tests/ring_cuda.sh
+
+# psring-bench-allreduce --device cuda: device buffers, ring / mpi / nccl (allreduce_cuda.c)
+psring_bench_allreduce_SOURCES += src/bench/allreduce_cuda.c
+psring_bench_allreduce_CFLAGS += $(CUDA_CFLAGS)
+psring_bench_allreduce_LDADD += src/model/libmodel.a src/common/libcommon.a $(BLAS_LIBS) $(CUDA_LIBS) -ldl
+TESTS += tests/bench_cuda.sh
 
 # the reduction kernel's bandwidth against cudaMemcpy device-to-device (issue 6: >= 0.8)
 bin_PROGRAMS += psring-bench-reduce-kernel

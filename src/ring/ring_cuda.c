@@ -57,7 +57,7 @@ static int seg_recv(const ring_cuda_t *r, int t) {
     return t < n - 1 ? ((r->rank - t - 1) % n + 2 * n) % n : ((r->rank - u) % n + n) % n;
 }
 
-static int mpi_is_cuda_aware(void) {
+int ring_cuda_mpi_aware(void) {
     const char *env = getenv("PSRING_CUDA_AWARE");
     if (env && !strcmp(env, "0")) return 0;
 #if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
@@ -94,7 +94,7 @@ ring_cuda_t *ring_cuda_create(MPI_Comm comm, size_t max_count, size_t chunk_byte
     ring_comm_setup(comm, &r->comm, &r->rank, &r->size, &r->left, &r->right);
     r->chunk = ring_chunk_elems(chunk_bytes);
     /* every rank must take the same path: direct only if all say CUDA-aware */
-    int direct = mpi_is_cuda_aware();
+    int direct = ring_cuda_mpi_aware();
     mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &direct, 1, MPI_INT, MPI_MIN, r->comm));
     r->direct = direct;
     cudaCheck(cudaStreamCreate(&r->stream));   /* blocking: orders after the default stream's work */

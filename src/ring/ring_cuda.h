@@ -28,6 +28,9 @@ int ring_cuda_direct(const ring_cuda_t *r);
 uint64_t ring_cuda_bytes_sent(const ring_cuda_t *r);
 uint64_t ring_cuda_bytes_recv(const ring_cuda_t *r);
 /* PSRING_CUDA_AWARE=0 in the environment forces staging even on a CUDA-aware MPI (to compare) */
+/* this rank's answer (not collective): 1 when MPI takes device pointers (MPIX_Query_cuda_support)
+ * and PSRING_CUDA_AWARE is not 0 */
+int ring_cuda_mpi_aware(void);
 
 /* ---- kernels (ring_cuda_kernels.cu); stream is a cudaStream_t (NULL: the default stream) ---- */
 void ring_cuda_add(float *d_dst, const float *d_src, size_t n, void *stream);   /* dst += src */

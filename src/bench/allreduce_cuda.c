@@ -1,0 +1,229 @@
+/* allreduce_cuda.c: psring-bench-allreduce --device cuda. The same driver as the CPU benchmark
+ * (allreduce.c: sizes, warm-up, blocks that alternate implementations after a barrier, the slowest
+ * rank's mean, the same columns and CSV), with every buffer in device memory:
+ *   ring  psring's ring on device buffers (ring_cuda.h: pinned host staging, or device pointers to
+ *         a CUDA-aware MPI), reduction by the GPU kernel
+ *   mpi   MPI_Allreduce on the device pointer when MPI is CUDA-aware, else staged: D2H into a
+ *         pinned buffer, MPI_Allreduce on it, H2D (what the trainer's --allreduce mpi does)
+ *   nccl  ncclAllReduce (libnccl.so.2 through dlopen, as the trainer); NCCL needs one GPU per
+ *         rank, so ranks sharing a GPU get no nccl row (or exit 2 with --impl nccl)
+ * Every call returns with the sum complete on the device (ring and nccl synchronise their stream;
+ * mpi's copies are synchronous), and each timed block ends with cudaDeviceSynchronize before the
+ * clock stops. The check runs outside the timed loop: rank-dependent data (rank+1) x (i % 97 + 1)
+ * copied up, one call, the result copied back and compared with the exact sum.
+ * Each rank pins GPU local_rank % device_count (Horovod's rule), so N ranks on a 1-GPU machine
+ * share it. Not here: fp16, the hierarchical allreduce, several GPUs per rank. */
+#include "allreduce_cuda.h"
+#include "ring/ring_allreduce.h"
+#include "ring/ring_cuda.h"
+#include "ring/mpi_check.h"
+#include "model/mlp_cuda.h"
+#include "model/cuda_check.h"
+#include "common/check.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BENCH_BLOCKS 5
+
+typedef enum { DIMPL_RING, DIMPL_MPI, DIMPL_NCCL } dimpl_t;
+static const char *const dimpl_name[] = {"ring", "mpi", "nccl"};
+
+typedef struct {
+    int rank, nranks, mpi_direct;
+    ring_cuda_t *ring;
+    nccl_ring_t *nccl;
+    float *d_buf;        /* maxcount floats on the device: what every implementation reduces */
+    float *h_stage;      /* pinned, maxcount: staged MPI_Allreduce */
+    float *h_check;      /* pageable, maxcount: check data up and results back */
+} dev_bench_t;
+
+/* exit 2 on every rank after one line from the lowest rank that has something to say */
+static void refuse_all(int rank, int bad_here, const char *line) {
+    int first = bad_here ? rank : 1 << 30;
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (first == 1 << 30) return;
+    if (rank == first) { fprintf(stderr, "psring-bench-allreduce: %s\n", line); fflush(stderr); }
+    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));   /* the line is out before any rank exits */
+    MPI_Finalize();
+    exit(EXIT_BADINPUT);
+}
+
+static void run_once(dev_bench_t *b, dimpl_t impl, size_t count) {
+    switch (impl) {
+    case DIMPL_RING:
+        ring_cuda_allreduce(b->ring, b->d_buf, count);
+        break;
+    case DIMPL_MPI:
+        if (b->mpi_direct) {
+            cudaCheck(cudaDeviceSynchronize());   /* MPI reads the buffer outside any stream */
+            mpiCheck(MPI_Allreduce(MPI_IN_PLACE, b->d_buf, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+        } else {
+            if (count) cudaCheck(cudaMemcpy(b->h_stage, b->d_buf, count * sizeof(float), cudaMemcpyDeviceToHost));
+            mpiCheck(MPI_Allreduce(MPI_IN_PLACE, b->h_stage, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+            if (count) cudaCheck(cudaMemcpy(b->d_buf, b->h_stage, count * sizeof(float), cudaMemcpyHostToDevice));
+        }
+        break;
+    case DIMPL_NCCL:
+        nccl_ring_allreduce(b->nccl, b->d_buf, count);
+        break;
+    }
+}
+
+/* wrong elements over all ranks: exact integer sums, so any misplaced chunk shows */
+static long check(dev_bench_t *b, dimpl_t impl, size_t count) {
+    for (size_t i = 0; i < count; i++) b->h_check[i] = (float)(b->rank + 1) * (float)(i % 97 + 1);
+    if (count) cudaCheck(cudaMemcpy(b->d_buf, b->h_check, count * sizeof(float), cudaMemcpyHostToDevice));
+    run_once(b, impl, count);
+    cudaCheck(cudaDeviceSynchronize());
+    if (count) cudaCheck(cudaMemcpy(b->h_check, b->d_buf, count * sizeof(float), cudaMemcpyDeviceToHost));
+    long wrong = 0;
+    double tri = (double)b->nranks * (b->nranks + 1) / 2;
+    for (size_t i = 0; i < count; i++)
+        if ((double)b->h_check[i] != tri * (double)(i % 97 + 1)) wrong++;
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    return wrong;
+}
+
+/* how many distinct GPUs the ranks use (PCI bus ids; one host assumed, as for shared GPUs), and
+ * on rank 0 "rank 0 -> bus id, ..." into list (malloc'd, the caller frees; NULL elsewhere) */
+static int describe_gpus(int rank, int nranks, int dev, char **list) {
+    char mine[64] = "";
+    cudaCheck(cudaDeviceGetPCIBusId(mine, sizeof mine, dev));
+    char *all = xmalloc(64 * (size_t)nranks);
+    mpiCheck(MPI_Gather(mine, 64, MPI_CHAR, all, 64, MPI_CHAR, 0, MPI_COMM_WORLD));
+    int distinct = 0;
+    if (rank == 0) {
+        for (int i = 0; i < nranks; i++) {
+            int seen = 0;
+            for (int j = 0; j < i; j++) seen |= !strcmp(all + 64 * (size_t)i, all + 64 * (size_t)j);
+            distinct += !seen;
+        }
+        size_t cap = 96 * (size_t)nranks + 1, used = 0;
+        *list = xmalloc(cap);
+        (*list)[0] = 0;
+        for (int i = 0; i < nranks; i++)
+            used += (size_t)snprintf(*list + used, cap - used, "%srank %d -> %s", i ? ", " : "", i, all + 64 * (size_t)i);
+    }
+    free(all);
+    mpiCheck(MPI_Bcast(&distinct, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    return distinct;
+}
+
+int bench_cuda_pin(void) {
+    int rank;
+    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    /* the rank on this host picks the GPU, as the trainer does */
+    MPI_Comm node;
+    int local_rank = 0;
+    mpiCheck(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    mpiCheck(MPI_Comm_rank(node, &local_rank));
+    mpiCheck(MPI_Comm_free(&node));
+    char why[256] = "", line[512];
+    int dev = cuda_device_pin(local_rank, why, sizeof why);
+    snprintf(line, sizeof line, "--device cuda: no usable CUDA device on rank %d (%s)", rank, why);
+    refuse_all(rank, dev < 0, line);
+    return dev;
+}
+
+long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
+    dev_bench_t b = {0};
+    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &b.rank));
+    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &b.nranks));
+
+    size_t maxcount = o->max_bytes / sizeof(float);
+    if (maxcount == 0) maxcount = 1;
+    char name[256];
+    cuda_device_name(name, sizeof name);
+    char *gpus = NULL;
+    int distinct = describe_gpus(b.rank, b.nranks, dev, &gpus);
+    b.mpi_direct = ring_cuda_mpi_aware();
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &b.mpi_direct, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (o->impl_ring) b.ring = ring_cuda_create(MPI_COMM_WORLD, maxcount, (size_t)o->chunk_kb * 1024);
+    int impl_nccl = o->impl_nccl;
+    char nccl_err[512] = "";
+    if (impl_nccl) {
+        b.nccl = nccl_ring_create(MPI_COMM_WORLD, nccl_err, sizeof nccl_err);   /* collective: same verdict everywhere */
+        if (!b.nccl && o->nccl_required) refuse_all(b.rank, b.rank == 0, nccl_err);
+        if (!b.nccl) impl_nccl = 0;
+    }
+    cudaCheck(cudaMalloc((void **)&b.d_buf, maxcount * sizeof(float)));
+    if (o->impl_mpi && !b.mpi_direct) cudaCheck(cudaMallocHost((void **)&b.h_stage, maxcount * sizeof(float)));
+    if (o->check) b.h_check = xmalloc(maxcount * sizeof(float));
+
+    /* the ceilings on this GPU: a device-to-device copy, and the reduction kernel (64 MiB, rank 0
+     * alone while the others wait, so a shared GPU does not halve it) */
+    double add_gbps = 0, copy_gbps = 0;
+    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+    if (b.rank == 0) ring_cuda_kernel_bw((64u << 20) / sizeof(float), 5, &add_gbps, &copy_gbps);
+    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+    if (b.rank == 0) {
+        printf("# psring-bench-allreduce: %d ranks, device cuda (%s; %d rank(s) on %d distinct GPU(s)), ring chunk %d KiB, %d iters, %d warm-up, check %d\n",
+               b.nranks, name, b.nranks, distinct, o->chunk_kb, o->iters, o->warmup, o->check);
+        printf("# GPUs: %s\n", gpus);
+        free(gpus);
+        printf("# ring: %s\n", b.ring ? (ring_cuda_direct(b.ring) ? "device pointers to a CUDA-aware MPI, reduction kernel"
+                                                                   : "staged through pinned host buffers on a CUDA stream, reduction kernel")
+                                      : "not timed");
+        printf("# mpi: %s\n", !o->impl_mpi ? "not timed" : b.mpi_direct ? "MPI_Allreduce on device pointers (CUDA-aware MPI)"
+                                                                        : "staged: D2H to pinned host, MPI_Allreduce, H2D (MPI is not CUDA-aware)");
+        printf("# nccl: %s%s\n", !o->impl_nccl ? "not timed" : b.nccl ? "ncclAllReduce (libnccl.so.2)" : "skipped: ", b.nccl ? "" : nccl_err);
+        printf("# rank 0's GPU alone, 64 MiB: cudaMemcpy D2D %.1f GB/s, reduction kernel %.1f GB/s (bytes moved)\n", copy_gbps, add_gbps);
+        printf("# %12s %12s %10s %12s %12s %12s %8s\n", "size", "count", "impl", "time_us", "algbw_GBps", "busbw_GBps", "wrong");
+        fflush(stdout);
+    }
+
+    dimpl_t impls[3];
+    int nimpl = 0;
+    if (o->impl_ring) impls[nimpl++] = DIMPL_RING;
+    if (o->impl_mpi) impls[nimpl++] = DIMPL_MPI;
+    if (impl_nccl) impls[nimpl++] = DIMPL_NCCL;
+    long total_wrong = 0;
+    for (double sz = (double)o->min_bytes; sz <= (double)o->max_bytes * (1 + 1e-9); sz = sz * o->factor) {
+        size_t count = (size_t)sz / sizeof(float), bytes = count * sizeof(float);
+        /* zeros: no growth to inf over many iterations, the same work per element */
+        cudaCheck(cudaMemset(b.d_buf, 0, maxcount * sizeof(float)));
+        cudaCheck(cudaDeviceSynchronize());
+        for (int k = 0; k < nimpl; k++)
+            for (int i = 0; i < o->warmup; i++) run_once(&b, impls[k], count);
+        cudaCheck(cudaDeviceSynchronize());
+        int blocks = o->iters < BENCH_BLOCKS ? o->iters : BENCH_BLOCKS;
+        double tsum[3] = {0, 0, 0};
+        for (int blk = 0; blk < blocks; blk++) {
+            int n = o->iters / blocks + (blk < o->iters % blocks);
+            for (int k = 0; k < nimpl; k++) {
+                mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+                double t0 = MPI_Wtime();
+                for (int i = 0; i < n; i++) run_once(&b, impls[k], count);
+                cudaCheck(cudaDeviceSynchronize());   /* the clock stops when the GPU is done */
+                tsum[k] += MPI_Wtime() - t0;
+            }
+        }
+        for (int k = 0; k < nimpl; k++) {
+            double t = tsum[k] / o->iters, tmax = 0;
+            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+            long wrong = o->check ? check(&b, impls[k], count) : -1;
+            if (wrong > 0) total_wrong += wrong;
+            if (b.rank == 0) {
+                double algbw = tmax > 0 ? (double)bytes / tmax / 1e9 : 0;
+                double busbw = algbw * 2.0 * (b.nranks - 1) / b.nranks;
+                char wbuf[32];
+                if (wrong < 0) snprintf(wbuf, sizeof wbuf, "N/A"); else snprintf(wbuf, sizeof wbuf, "%ld", wrong);
+                printf("  %12zu %12zu %10s %12.1f %12.3f %12.3f %8s\n", bytes, count, dimpl_name[impls[k]], tmax * 1e6, algbw, busbw, wbuf);
+                fflush(stdout);
+                if (o->csv) fprintf(o->csv, "%zu,%zu,%s,%.3f,%.4f,%.4f,%ld,%d,%d\n", bytes, count, dimpl_name[impls[k]],
+                                    tmax * 1e6, algbw, busbw, wrong, b.nranks, o->chunk_kb);
+            }
+            cudaCheck(cudaMemset(b.d_buf, 0, maxcount * sizeof(float)));
+            cudaCheck(cudaDeviceSynchronize());
+        }
+        if (sz == 0) break;
+    }
+    if (b.ring) ring_cuda_free(b.ring);
+    if (b.nccl) nccl_ring_free(b.nccl);
+    cudaCheck(cudaFree(b.d_buf));
+    if (b.h_stage) cudaCheck(cudaFreeHost(b.h_stage));
+    free(b.h_check);
+    return total_wrong;
+}
