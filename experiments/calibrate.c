@@ -1,7 +1,8 @@
 /* calibrate.c: psring-calibrate, the micro-benchmarks behind the alpha-beta-gamma cost model
  * (experiments/model). Run with two MPI ranks:
  *
- *   mpirun -np 2 psring-calibrate [--max-bytes N] [--reps R]
+ *   mpirun -np 2 psring-calibrate [--max-bytes N] [--agg-bytes N] [--ps-chunk-kb K] [--reps R]
+ *                                 [--step-bytes n [--working-set-bytes W] [--chunk-kb C]]
  *
  * It measures, on this machine:
  *   alpha_mpi, beta_mpi   MPI ping-pong (what the ring uses): one-way time = alpha + bytes x beta,
@@ -10,14 +11,23 @@
  *   alpha_zmq, beta_zmq   the ping-pong over a ZeroMQ PAIR socket on tcp://127.0.0.1 (what the PS uses)
  *   beta_host_kK          K = 1, 2, 4 concurrent ZeroMQ clients (threads of rank 1, each with its own
  *                         context and I/O thread, as separate worker processes have) each push
- *                         --agg-bytes to a ROUTER on rank 0 and get as many back, like one bsp
- *                         round: round time / (2 K bytes), seconds per byte through the server.
+ *                         --agg-bytes to a ROUTER on rank 0 and get as many back, in --ps-chunk-kb
+ *                         slices pipelined as psring-train's bsp rounds (default 1024, its default):
+ *                         round time / (2 K bytes), seconds per byte through the server.
  *                         On one host "the server's link" is the cores copying bytes: this
  *                         aggregate, not K x the single-stream beta, is what N workers get
  * (The time-slicing of more busy processes than cores is measured by experiments/model, with
  * psring-bench-allreduce on 4 ranks: this program runs on exactly 2.)
  *   gamma                 seconds per byte to add one float buffer into another (the reduction)
  *   delta                 seconds per byte of gradient for one SGD-momentum update (PS servers)
+ * and, with --step-bytes n (the gradient the model is asked about), the ring's two primitives under
+ * the conditions of a training step (both ranks at once, and before every timed repetition each
+ * rank replays a step's memory traffic, step_replay below, so the caches hold what a step leaves):
+ *   beta_ring_step        the hop (MPI_Sendrecv) fitted over 4 KiB .. n, sent from the gradient
+ *   gamma_ring_step       ring_add of --chunk-kb chunks (the ring's receive slot) into the whole
+ *                         gradient, seconds per byte of gradient
+ * Without it, the 16 MiB buffers above are larger than the caches: they price bytes that come
+ * from memory, which is not where a 2 MB gradient comes from right after backward.
  * and prints them as CSV "param,value,unit" on rank 0's stdout. Each ping-pong point is the minimum
  * over repetitions (an uncontended link); the concurrent rounds take the mean over clients and
  * rounds, because contention between the clients is what they measure (and psring-train reports
@@ -33,6 +43,7 @@
 #include "common/check.h"
 #include "common/timer.h"
 #include "model/optim.h"
+#include "ring/ring_allreduce.h"
 
 #define mpiCheck(call) do { \
     int rc_ = (call); \
@@ -103,15 +114,85 @@ static double pingpong_zmq(int rank, void *sock, char *buf, size_t bytes, int re
     return best;
 }
 
-/* ---- concurrent clients: K DEALER threads on rank 1, one ROUTER on rank 0 ---- */
+/* ---- a training step's memory traffic, replayed before each timed ring primitive ----
+ * Between two exchanges a worker's step runs the optimizer (reads and writes parameters, momentum
+ * and gradient), forward (reads parameters, writes activations) and backward (reads parameters and
+ * activations, writes the gradient last). `other` plays the parameters (its first n bytes),
+ * momentum and activations: --working-set-bytes, everything a step touches besides the gradient.
+ * The replay is one read-write pass over it, then backward's pass: read the parameters, write the
+ * gradient. Whole passes in the step's order, no tuning: what stays in which cache level is then
+ * decided by the hardware, as in training. */
+typedef struct {
+    float *other;       /* parameters, momentum, activations */
+    size_t other_n;     /* floats */
+} step_state_t;
+
+static void step_replay(const step_state_t *st, float *grad, size_t grad_n) {
+    float *o = st->other;
+    for (size_t i = 0; i < st->other_n; i++) o[i] = 0.5f * o[i] + 1.0f;   /* optimizer, forward */
+    for (size_t lo = 0; lo < grad_n; lo += st->other_n) {                     /* backward */
+        size_t len = grad_n - lo < st->other_n ? grad_n - lo : st->other_n;
+        for (size_t i = 0; i < len; i++) grad[lo + i] = 1e-3f * o[i];
+    }
+}
+
+/* the ring's hop after a replayed step: both ranks replay, meet, then exchange `bytes` of the
+ * gradient; the minimum over repetitions, like the other link points */
+static double exchange_step(int rank, const step_state_t *st, float *grad, size_t grad_n, char *rbuf,
+                            size_t bytes, int reps) {
+    double best = 1e30;
+    int peer = 1 - rank;
+    for (int r = 0; r < reps; r++) {
+        step_replay(st, grad, grad_n);
+        mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = timer_now();
+        mpiCheck(MPI_Sendrecv(grad, (int)bytes, MPI_BYTE, peer, 9, rbuf, (int)bytes, MPI_BYTE, peer, 9,
+                              MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        double dt = timer_now() - t0;
+        if (dt < best) best = dt;
+    }
+    return best;
+}
+
+/* the ring's reduction after a replayed step: chunk after chunk of a --chunk-kb receive slot
+ * (just written by the receive, so hot) added into the gradient with the ring's own ring_add, on
+ * both ranks at once as in an allreduce; seconds per byte of gradient, the ranks' mean of their
+ * minimum over repetitions */
+static double reduce_step(const step_state_t *st, float *grad, size_t grad_n, float *slot, size_t chunk_n,
+                          int reps) {
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        step_replay(st, grad, grad_n);
+        for (size_t i = 0; i < chunk_n; i++) slot[i] = 1e-3f * (float)(i % 89);   /* the receive */
+        mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = timer_now();
+        for (size_t lo = 0; lo < grad_n; lo += chunk_n)
+            ring_add(grad + lo, slot, grad_n - lo < chunk_n ? grad_n - lo : chunk_n);
+        double dt = timer_now() - t0;
+        if (dt < best) best = dt;
+    }
+    double sum = 0;
+    mpiCheck(MPI_Allreduce(&best, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    return sum / 2 / ((double)grad_n * sizeof(float));
+}
+
+/* ---- concurrent clients: K DEALER threads on rank 1, one ROUTER on rank 0 ----
+ * One round moves the gradient as psring-train's bsp does (src/ps/worker.c ps_worker_step): each
+ * client posts every --ps-chunk-kb slice (zero-copy, as send_zero_copy) before it awaits any
+ * reply, and the server answers slice k to all clients as soon as all of them sent slice k, while
+ * later slices are still on the wire. The server echoes instead of summing and applying: the
+ * model prices those (gamma, delta) apart. */
 enum { AGG_MAXK = 4 };
 typedef struct {
     const char *ep;
-    size_t bytes;
+    int id;                     /* routing id "c<id>", so the server knows whose slice it got */
+    size_t bytes, slice;
     int rounds;
     pthread_barrier_t *start;   /* every round starts with all clients released at once */
-    double *round_s;            /* per round: this client's push -> reply time */
+    double *round_s;            /* per round: this client's first push -> last reply */
 } agg_client_t;
+
+static size_t agg_slices(size_t bytes, size_t slice) { return slice ? (bytes + slice - 1) / slice : 1; }
 
 static void *agg_client(void *arg) {
     agg_client_t *c = arg;
@@ -119,24 +200,38 @@ static void *agg_client(void *arg) {
     if (!ctx) die("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
     void *sock = zmq_socket(ctx, ZMQ_DEALER);
     if (!sock) die("zmq_socket: %s", zmq_strerror(zmq_errno()));
+    char id[16];
+    snprintf(id, sizeof id, "c%d", c->id);
+    zmqCheck(zmq_setsockopt(sock, ZMQ_ROUTING_ID, id, strlen(id)));
     zmqCheck(zmq_connect(sock, c->ep));
     char *buf = xcalloc(c->bytes, 1);
+    size_t ns = agg_slices(c->bytes, c->slice), sl = c->slice ? c->slice : c->bytes;
     for (int r = 0; r < c->rounds; r++) {
         int rc = pthread_barrier_wait(c->start);
         if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD) die("pthread_barrier_wait: error %d", rc);
         double t0 = timer_now();
-        zmqCheck(zmq_send(sock, buf, c->bytes, 0));
-        zmqCheck(zmq_recv(sock, buf, c->bytes, 0));
+        for (size_t k = 0; k < ns; k++) {
+            size_t off = k * sl, len = c->bytes - off < sl ? c->bytes - off : sl;
+            zmq_msg_t m;
+            zmqCheck(zmq_msg_init_data(&m, buf + off, len, NULL, NULL));   /* zero-copy: buf outlives the round */
+            zmqCheck(zmq_msg_send(&m, sock, 0));
+        }
+        for (size_t k = 0; k < ns; k++) {   /* the replies; the trainer's copy out is the model's n gamma */
+            zmq_msg_t m;
+            zmqCheck(zmq_msg_init(&m));
+            zmqCheck(zmq_msg_recv(&m, sock, 0));
+            zmqCheck(zmq_msg_close(&m));
+        }
         c->round_s[r] = timer_now() - t0;
     }
-    free(buf);
     zmqCheck(zmq_close(sock));
     zmqCheck(zmq_ctx_term(ctx));
+    free(buf);
     return NULL;
 }
 
-/* mean time of one bsp-like round of K clients (push, wait for all, reply to all) */
-static double aggregate_zmq(int rank, int K, size_t bytes, int rounds) {
+/* mean time of one bsp-like round of K clients (sliced push, wait for all, sliced replies) */
+static double aggregate_zmq(int rank, int K, size_t bytes, size_t slice, int rounds) {
     char ep[256] = "";
     void *ctx = NULL, *sock = NULL;
     if (rank == 0) {
@@ -150,28 +245,43 @@ static double aggregate_zmq(int rank, int K, size_t bytes, int rounds) {
     }
     mpiCheck(MPI_Bcast(ep, sizeof ep, MPI_CHAR, 0, MPI_COMM_WORLD));
     double result = 0;
+    size_t ns = agg_slices(bytes, slice), sl = slice ? slice : bytes;
     if (rank == 0) {
-        /* the server: receive K pushes, then answer each (what a bsp round does) */
-        zmq_msg_t id[AGG_MAXK], m;
+        /* the server: slice k of every client, then slice k back to every client */
+        size_t *next = xcalloc(AGG_MAXK, sizeof(size_t));   /* per client: its next slice */
+        int *cnt = xcalloc(ns, sizeof(int));                /* per slice: clients that sent it */
         for (int r = 0; r < rounds; r++) {
-            for (int k = 0; k < K; k++) {
-                zmqCheck(zmq_msg_init(&id[k]));
-                zmqCheck(zmq_msg_recv(&id[k], sock, 0));
+            memset(next, 0, AGG_MAXK * sizeof(size_t));
+            memset(cnt, 0, ns * sizeof(int));
+            for (size_t got = 0; got < (size_t)K * ns; got++) {
+                zmq_msg_t idm, m;
+                zmqCheck(zmq_msg_init(&idm));
+                zmqCheck(zmq_msg_recv(&idm, sock, 0));
                 zmqCheck(zmq_msg_init(&m));
                 zmqCheck(zmq_msg_recv(&m, sock, 0));
-                if (zmq_msg_size(&m) != bytes) die("calibrate: a %zu-byte push, expected %zu", zmq_msg_size(&m), bytes);
-                /* echo the same bytes back (zero-copy, as the server's send_params_all) */
-                if (k + 1 < K) { zmqCheck(zmq_msg_close(&m)); continue; }
+                const char *idp = zmq_msg_data(&idm);
+                int who = zmq_msg_size(&idm) == 2 && idp[0] == 'c' ? idp[1] - '0' : -1;
+                if (who < 0 || who >= K) die("calibrate: a push from an unknown client");
+                size_t k = next[who]++;
+                size_t want = k < ns ? (bytes - k * sl < sl ? bytes - k * sl : sl) : 0;
+                if (k >= ns || zmq_msg_size(&m) != want)
+                    die("calibrate: client %d's slice %zu has %zu bytes, expected %zu", who, k, zmq_msg_size(&m), want);
+                zmqCheck(zmq_msg_close(&idm));
+                if (++cnt[k] < K) { zmqCheck(zmq_msg_close(&m)); continue; }
+                /* slice k complete: echo the same bytes to everyone (zero-copy, as the server's replies) */
                 for (int j = 0; j < K; j++) {
+                    char id[16];
+                    snprintf(id, sizeof id, "c%d", j);
                     zmq_msg_t c;
                     zmqCheck(zmq_msg_init(&c));
                     zmqCheck(zmq_msg_copy(&c, &m));
-                    zmqCheck(zmq_msg_send(&id[j], sock, ZMQ_SNDMORE));
+                    zmqCheck(zmq_send(sock, id, strlen(id), ZMQ_SNDMORE));
                     zmqCheck(zmq_msg_send(&c, sock, 0));
                 }
                 zmqCheck(zmq_msg_close(&m));
             }
         }
+        free(next); free(cnt);
     } else {
         pthread_barrier_t start;
         if (pthread_barrier_init(&start, NULL, (unsigned)K)) die("pthread_barrier_init failed");
@@ -179,7 +289,7 @@ static double aggregate_zmq(int rank, int K, size_t bytes, int rounds) {
         agg_client_t c[AGG_MAXK];
         double *all = xcalloc((size_t)K * (size_t)rounds, sizeof(double));
         for (int k = 0; k < K; k++) {
-            c[k] = (agg_client_t){ ep, bytes, rounds, &start, all + (size_t)k * (size_t)rounds };
+            c[k] = (agg_client_t){ ep, k, bytes, slice, rounds, &start, all + (size_t)k * (size_t)rounds };
             int rc = pthread_create(&th[k], NULL, agg_client, &c[k]);
             if (rc) die("pthread_create: %s", strerror(rc));
         }
@@ -200,7 +310,8 @@ static double aggregate_zmq(int rank, int K, size_t bytes, int rounds) {
 }
 
 int main(int argc, char **argv) {
-    size_t max_bytes = 16u << 20, agg_bytes = 2u << 20;
+    size_t max_bytes = 16u << 20, agg_bytes = 2u << 20, step_bytes = 0, ws_bytes = 0, chunk_bytes = 256u << 10,
+           ps_slice = 1024u << 10;   /* psring-train's --ps-chunk-kb default (PS_CHUNK_KB_DEFAULT) */
     int reps = 20;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
@@ -213,15 +324,36 @@ int main(int argc, char **argv) {
             long long v = strtoll(argv[++i], &end, 10);
             if (*end || v < 4096 || v > (1ll << 30)) die_input("--agg-bytes must be an integer in [4096, 2^30]: got '%s'", argv[i]);
             agg_bytes = (size_t)v;
+        } else if ((!strcmp(argv[i], "--step-bytes") || !strcmp(argv[i], "--working-set-bytes")) && i + 1 < argc) {
+            const char *flag = argv[i];
+            char *end;
+            long long v = strtoll(argv[++i], &end, 10);
+            if (*end || v < 4096 || v > (1ll << 30)) die_input("%s must be an integer in [4096, 2^30]: got '%s'", flag, argv[i]);
+            if (!strcmp(flag, "--step-bytes")) step_bytes = (size_t)v; else ws_bytes = (size_t)v;
+        } else if (!strcmp(argv[i], "--chunk-kb") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > (1l << 20)) die_input("--chunk-kb must be an integer in [1, 1048576]: got '%s'", argv[i]);
+            chunk_bytes = (size_t)v << 10;
+        } else if (!strcmp(argv[i], "--ps-chunk-kb") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 0 || v > (1l << 20)) die_input("--ps-chunk-kb must be an integer in [0, 1048576] (0 = whole): got '%s'", argv[i]);
+            ps_slice = (size_t)v << 10;
         } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 1 || v > 10000) die_input("--reps must be an integer in [1, 10000]: got '%s'", argv[i]);
             reps = (int)v;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: mpirun -np 2 psring-calibrate [--max-bytes N] [--agg-bytes N] [--reps R]\n"
+            printf("usage: mpirun -np 2 psring-calibrate [--max-bytes N] [--agg-bytes N] [--ps-chunk-kb K] [--reps R]\n"
+                   "                 [--step-bytes n [--working-set-bytes W] [--chunk-kb C]]\n"
                    "prints alpha/beta (MPI and ZeroMQ ping-pong), beta_host_k1/2/4 (K concurrent ZeroMQ clients\n"
-                   "pushing and pulling --agg-bytes, default 2 MiB), gamma (float add), delta (SGD update) as CSV\n");
+                   "pushing and pulling --agg-bytes, default 2 MiB, in K KiB slices as psring-train's bsp, default\n"
+                   "1024, 0 = whole), gamma (float add), delta (SGD update) as CSV;\n"
+                   "with --step-bytes n (the gradient) also beta_ring_step and gamma_ring_step: the ring's hop and\n"
+                   "its reduction of C KiB chunks (default 256) at that size, each after a replayed training step\n"
+                   "that streams W bytes (parameters, momentum, activations; default 2 n) then writes the gradient\n");
             return 0;
         } else {
             die_input("psring-calibrate: unknown or incomplete option '%s' (see --help)", argv[i]);
@@ -264,6 +396,27 @@ int main(int argc, char **argv) {
     if (lat < a_ring || a_ring == 0) a_ring = lat;
     free(rbuf);
 
+    /* the ring's primitives at the gradient's size, in the caches a training step leaves */
+    double b_ring_step = 0, g_ring_step = 0;
+    if (step_bytes) {
+        if (!ws_bytes) ws_bytes = 2 * step_bytes;
+        size_t grad_n = step_bytes / sizeof(float), chunk_n = chunk_bytes / sizeof(float);
+        step_state_t st = { xcalloc(ws_bytes / sizeof(float), sizeof(float)), ws_bytes / sizeof(float) };
+        float *grad = xcalloc(grad_n, sizeof(float)), *slot = xcalloc(chunk_n, sizeof(float));
+        char *srbuf = xcalloc(step_bytes, 1);
+        n = 0;
+        for (size_t b = 4096; b <= step_bytes && n < MAXPTS; b *= 2) {
+            exchange_step(rank, &st, grad, grad_n, srbuf, b, 2);
+            x[n] = (double)b;
+            t[n++] = exchange_step(rank, &st, grad, grad_n, srbuf, b, reps);
+        }
+        double a_unused;
+        fit(x, t, n, &a_unused, &b_ring_step);
+        reduce_step(&st, grad, grad_n, slot, chunk_n, 2);
+        g_ring_step = reduce_step(&st, grad, grad_n, slot, chunk_n, reps);
+        free(st.other); free(grad); free(slot); free(srbuf);
+    }
+
     /* ZeroMQ over TCP loopback: rank 0 binds an ephemeral port and tells rank 1 */
     void *ctx = zmq_ctx_new();
     if (!ctx) die("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
@@ -293,8 +446,8 @@ int main(int argc, char **argv) {
     /* K concurrent clients; a few untimed rounds first (connections, first touch) */
     double beta_host[AGG_MAXK + 1] = {0};
     for (int K = 1; K <= AGG_MAXK; K *= 2) {
-        aggregate_zmq(rank, K, agg_bytes, 3);
-        double t = aggregate_zmq(rank, K, agg_bytes, reps < 5 ? 5 : reps);
+        aggregate_zmq(rank, K, agg_bytes, ps_slice, 3);
+        double t = aggregate_zmq(rank, K, agg_bytes, ps_slice, reps < 5 ? 5 : reps);
         /* the round's two message latencies are the model's 2 S alpha term, not bandwidth */
         if (t > 4 * a_zmq) t -= 2 * a_zmq;
         beta_host[K] = t / (2.0 * K * (double)agg_bytes);
@@ -328,9 +481,16 @@ int main(int argc, char **argv) {
         printf("beta_zmq,%.9g,s/byte\n", b_zmq);
         for (int K = 1; K <= AGG_MAXK; K *= 2) printf("beta_host_k%d,%.9g,s/byte\n", K, beta_host[K]);
         printf("agg_bytes,%zu,byte\n", agg_bytes);
+        printf("ps_slice_bytes,%zu,byte\n", ps_slice);
         printf("gamma,%.9g,s/byte\n", best_add / (double)(cnt * sizeof(float)));
         printf("delta,%.9g,s/byte\n", best_opt / (double)(cnt * sizeof(float)));
         printf("cores,%ld,count\n", cores);
+        if (step_bytes) {
+            printf("beta_ring_step,%.9g,s/byte\n", b_ring_step);
+            printf("gamma_ring_step,%.9g,s/byte\n", g_ring_step);
+            printf("step_bytes,%zu,byte\n", step_bytes);
+            printf("working_set_bytes,%zu,byte\n", ws_bytes);
+        }
         free(a); free(g); free(m);
     }
     mpiCheck(MPI_Barrier(MPI_COMM_WORLD));

@@ -4,7 +4,7 @@
 bin_PROGRAMS += psring-calibrate
 psring_calibrate_SOURCES = experiments/calibrate.c
 psring_calibrate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS)
-psring_calibrate_LDADD = src/model/libmodel.a src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) -lm
+psring_calibrate_LDADD = src/model/libmodel.a src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) -lm
 
 check_PROGRAMS += tests/test_timeline
 tests_test_timeline_SOURCES = tests/test_timeline.c

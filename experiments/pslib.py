@@ -196,18 +196,30 @@ def host_beta(K, betas):
     return betas[ks[-1]]
 
 
-def ps_host_time(N, S, n, alpha, beta_host, gamma, delta):
+def last_slice(shard, slice_bytes):
+    """Bytes of a shard's last bsp slice (--ps-chunk-kb): the shard itself when unsliced (0) or
+    not larger than a slice, else what is left after the full slices."""
+    if not slice_bytes or shard <= slice_bytes:
+        return float(shard)
+    rest = math.fmod(shard, slice_bytes)
+    return float(rest if rest > 0 else slice_bytes)
+
+
+def ps_host_time(N, S, n, alpha, beta_host, gamma, delta, slice_bytes=0):
     """Parameter server, bsp, every process on one host: the N pushes and N pulls (2 N n bytes)
     go through the host's cores, which copy concurrent ZeroMQ streams at an aggregate
-    1/beta_host (calibrated with N concurrent clients), whatever S is: S server processes split
-    the bytes but not the cores. Plus 2 S alpha for the messages, the aggregation of the N
-    shards (N n/S gamma) and the apply (n/S delta), servers working in parallel, and the worker's
-    copy of the pulled parameters into its own buffer (n gamma, priced like one pass of the sum).
-      2 S alpha + 2 N n beta_host + N (n/S) gamma + (n/S) delta + n gamma"""
+    1/beta_host (calibrated with N concurrent clients moving the same slices), whatever S is: S
+    server processes split the bytes but not the cores. Plus 2 S alpha for the messages, the
+    aggregation of the N shards (N gamma) and the apply (delta), servers working in parallel, and
+    the worker's copy of the pulled parameters into its own buffer (n gamma, priced like one pass
+    of the sum). With slices the server sums, applies and answers slice k while slice k+1 is on
+    the wire, so only the last slice's work is exposed (s = last_slice(n/S, slice_bytes); the
+    whole shard n/S when unsliced):
+      2 S alpha + 2 N n beta_host + N s gamma + s delta + n gamma"""
     if N < 1 or S < 1:
         raise ValueError("N and S must be >= 1")
-    shard = float(n) / S
-    return 2 * S * alpha + 2.0 * N * n * beta_host + N * shard * gamma + shard * delta + n * gamma
+    s = last_slice(float(n) / S, slice_bytes)
+    return 2 * S * alpha + 2.0 * N * n * beta_host + N * s * gamma + s * delta + n * gamma
 
 
 def allreduce_bytes(N, n):

@@ -50,6 +50,18 @@ close(pslib.host_beta(8, hb), 2.5e-10, "host beta K=8")
 close(pslib.ps_host_time(4, 2, 1e6, 1e-5, 2.5e-10, 1e-10, 2e-10), 2.44e-3, "ps host N=4 S=2")
 # N=1 S=1: 2e-5 + 2*1e6*4e-10 = 8e-4 + 1e-4 + 2e-4 + 1e-4 -> 1.22e-3
 close(pslib.ps_host_time(1, 1, 1e6, 1e-5, 4e-10, 1e-10, 2e-10), 1.22e-3, "ps host N=1 S=1")
+# sliced bsp (--ps-chunk-kb): only the last slice's sum and apply are exposed. last_slice of a
+# 2.5e6-byte shard in 1e6 slices = 5e5; a shard of whole slices ends with a full one; unsliced or
+# smaller than a slice: the shard
+close(pslib.last_slice(2.5e6, 1e6), 5e5, "last slice 2.5e6 / 1e6")
+close(pslib.last_slice(2e6, 1e6), 1e6, "last slice 2e6 / 1e6")
+close(pslib.last_slice(5e5, 1e6), 5e5, "last slice of a small shard")
+close(pslib.last_slice(2.5e6, 0), 2.5e6, "unsliced")
+# N=4 S=1 n=2.5e6, slices 1e6 (s = 5e5): 2e-5 + 2*4*2.5e6*2.5e-10 = 5e-3 + 4*5e5*1e-10 = 2e-4
+# + 5e5*2e-10 = 1e-4 + 2.5e6*1e-10 = 2.5e-4 -> 5.57e-3 (unsliced: N n/S gamma = 1e-3, n/S delta
+# = 5e-4 instead -> 6.77e-3)
+close(pslib.ps_host_time(4, 1, 2.5e6, 1e-5, 2.5e-10, 1e-10, 2e-10, 1e6), 5.57e-3, "ps host sliced N=4 S=1")
+close(pslib.ps_host_time(4, 1, 2.5e6, 1e-5, 2.5e-10, 1e-10, 2e-10), 6.77e-3, "ps host unsliced N=4 S=1")
 # crossover: with S=N servers the PS moves the same bytes per link as ... 2n vs 2(N-1)/N n
 assert pslib.ps_time(8, 8, 1e6, 0, 1e-9, 0, 0) > pslib.ring_time(8, 1e6, 0, 1e-9, 0)
 PY
@@ -87,6 +99,51 @@ for key, want in ((("ps S=1", "2"), ("2.5000", "2.2200", "-11.2")), (("ring", "2
     r = rows[key]
     assert (r["measured_ms"], r["model_ms"], r["error_pct"]) == want, (key, r)
 PY
+# the step-conditioned ring keys replace beta_ring and gamma for the ring on this host, and
+# ps_slice_bytes prices the sliced bsp round; same rows, by hand (n = 1e6 bytes):
+# ps S=1 N=2, slices of 6e5 (last 4e5): 4e-5 + 2e-3 + 2*4e5*4e-11 = 3.2e-5 + 4e5*6e-11 = 2.4e-5
+#   + 1e6*4e-11 = 4e-5 -> 2.136 ms vs 2.5 -> -14.6%
+# ring N=2 (beta_ring_step 5e-11, gamma_ring_step 2e-11): 2e-6 + 1e6*5e-11 + 0.5e6*2e-11 + 1e6*2e-11
+#   = 2e-6 + 5e-5 + 1e-5 + 2e-5 = 0.082 ms vs 0.2 -> -59.0%
+# ring N=4, share 2: 2*(6e-6 + 1.5e6*5e-11 + 0.75e6*2e-11 + 1e6*2e-11) = 2*(6e-6 + 7.5e-5 + 1.5e-5
+#   + 2e-5) = 0.232 ms vs 0.5 -> -53.6%
+cp "$SCRATCH/cal_host.csv" "$SCRATCH/cal_step.csv"
+printf 'beta_ring_step,5e-11,s/byte\ngamma_ring_step,2e-11,s/byte\nps_slice_bytes,600000,byte\n' >>"$SCRATCH/cal_step.csv"
+"$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal_step.csv" --compare "$SCRATCH/meas.csv" --out "$SCRATCH/cmp3.csv" \
+  >/dev/null || fail "model --compare with step keys failed"
+python3 - "$SCRATCH/cmp3.csv" <<'PY' || fail "step-conditioned ring / sliced ps"
+import csv, sys
+rows = {(r["config"], r["workers"]): r for r in csv.DictReader(open(sys.argv[1]))}
+for key, want in ((("ps S=1", "2"), ("2.5000", "2.1360", "-14.6")), (("ring", "2"), ("0.2000", "0.0820", "-59.0")),
+                  (("ring", "4"), ("0.5000", "0.2320", "-53.6"))):
+    r = rows[key]
+    assert (r["measured_ms"], r["model_ms"], r["error_pct"]) == want, (key, r)
+PY
+# the step's working set psring-calibrate streams: parameters and momentum (2 x 4 x 535818) plus
+# mlp.c's activations at batch 64: 4*64*(784 + 778 + 10 + 2*512) = 664576 -> 4951120
+python3 - "$TOP_SRCDIR/experiments" <<'PY' || fail "working set"
+import importlib.machinery, importlib.util, sys, os
+sys.path.insert(0, sys.argv[1])
+loader = importlib.machinery.SourceFileLoader("model", os.path.join(sys.argv[1], "model"))
+spec = importlib.util.spec_from_loader("model", loader)
+m = importlib.util.module_from_spec(spec)
+loader.exec_module(m)
+assert m.working_set_bytes(535818, "784,512,256,10") == 4951120, m.working_set_bytes(535818, "784,512,256,10")
+assert m.working_set_bytes(1000) == 8000
+PY
+# psring-calibrate itself, tiny sizes: the step keys and the slice come out, bad flags exit 2
+if [[ -x $TOP_BUILDDIR/psring-calibrate ]] && command -v "$MPIRUN" >/dev/null; then
+  out=$("$MPIRUN" $MPIRUN_FLAGS -np 2 "$TOP_BUILDDIR/psring-calibrate" --max-bytes 65536 --agg-bytes 100000 --ps-chunk-kb 32 \
+        --step-bytes 65536 --working-set-bytes 131072 --chunk-kb 16 --reps 2 2>&1) || fail "psring-calibrate: $out"
+  for k in beta_ring_step gamma_ring_step beta_host_k4; do
+    v=$(awk -F, -v k=$k '$1 == k { print $2 }' <<<"$out")
+    awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || fail "psring-calibrate: $k is '$v', not positive: $out"
+  done
+  [[ $(awk -F, '$1 == "ps_slice_bytes" { print $2 }' <<<"$out") == 32768 ]] || fail "ps_slice_bytes not 32768: $out"
+  [[ $(awk -F, '$1 == "working_set_bytes" { print $2 }' <<<"$out") == 131072 ]] || fail "working_set_bytes: $out"
+  err=$("$TOP_BUILDDIR/psring-calibrate" --ps-chunk-kb -1 2>&1); rc=$?
+  [[ $rc -eq 2 && $err == *"--ps-chunk-kb"* && $(wc -l <<<"$err") -eq 1 ]] || fail "bad --ps-chunk-kb: rc $rc: $err"
+fi
 out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv" --extrapolate) || fail "extrapolate"
 [[ $(awk '$2 == 1024' <<<"$out" | wc -l) -eq 3 ]] || fail "no 1024-worker rows for 3 link speeds: $out"
 pass "cost model"
