@@ -5,7 +5,8 @@
  * Data is rank- and position-dependent, (rank+1) * (i % 97 + 1), so a chunk that lands in the
  * wrong place or is added twice changes the sum. Also Adasum (power-of-two N) against a pure-C
  * reference of the recursive pairwise combination in double, and the hierarchical allreduce (fake
- * hosts of 2 consecutive ranks, and real hosts) against exact sums and the flat ring.
+ * hosts of 2 consecutive ranks, and real hosts) against exact sums and the flat ring; and the
+ * load/store path on ring_buffer_alloc buffers, bit-identical to the message path.
  * Not tested here: timing (psring-bench-allreduce). */
 #include "ring/ring_allreduce.h"
 #include "ring/ring_ops.h"
@@ -13,6 +14,7 @@
 #include "ring/mpi_check.h"
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +234,61 @@ static void test_adasum(size_t count_hint, int correlated) {
 /* hierarchical: exact sums (integer-valued data), bit-identical on every rank, and within float
  * rounding of the flat ring on random data; local_size 2 fakes hosts of 2 ranks, 0 uses the real
  * (shared-memory) host split */
+/* the load/store path (ring_shm.c): a buffer from ring_buffer_alloc, at offset off into it, must
+ * give results bit-identical to the message path on a heap buffer (random data, where the order
+ * of additions shows), exact sums, nothing written outside [off, off+count), the byte counts of
+ * the owner's row; then many calls in a row, each with new data written the moment the previous
+ * one returned (a rank returning while a peer still loads or stores its buffer would mix calls) */
+static void test_shm(size_t count, size_t off) {
+    ring_t r;
+    ring_init(&r, MPI_COMM_WORLD, count, 0);
+    MPI_Comm node;
+    int nsize = 0;
+    mpiCheck(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    mpiCheck(MPI_Comm_size(node, &nsize));
+    mpiCheck(MPI_Comm_free(&node));
+    float *win = ring_buffer_alloc(&r, off + count + 1), *buf = win + off;
+    float *heap = malloc((count + 1) * sizeof(float));
+    if ((uintptr_t)win % 64) FAIL("shm count %zu: ring_buffer_alloc not 64-byte aligned", count);
+    int want_shared = nranks > 1 && nsize == nranks;
+    if (ring_buffer_shared(&r, buf, count) != want_shared)
+        FAIL("shm count %zu: ring_buffer_shared %d, want %d", count, ring_buffer_shared(&r, buf, count), want_shared);
+    if (ring_buffer_shared(&r, heap, count)) FAIL("shm count %zu: a heap buffer taken for a window", count);
+    for (size_t i = 0; i < off; i++) win[i] = -3.0f;
+    win[off + count] = -7.0f;
+    randvec(buf, count, rank, 29);
+    memcpy(heap, buf, count * sizeof(float));
+    uint64_t s0 = r.bytes_sent, r0 = r.bytes_recv;
+    ring_allreduce(&r, buf, count);
+    uint64_t ds = r.bytes_sent - s0, dr = r.bytes_recv - r0;
+    ring_allreduce(&r, heap, count);
+    if (count && memcmp(buf, heap, count * sizeof(float)))
+        FAIL("shm count %zu off %zu: not bit-identical to the message ring", count, off);
+    for (size_t i = 0; i < off; i++) if (win[i] != -3.0f) { FAIL("shm count %zu: wrote before the range", count); break; }
+    if (win[off + count] != -7.0f) FAIL("shm count %zu: wrote past the end", count);
+    if (want_shared) {
+        size_t so, l1;
+        ring_segment(count, nranks, (rank + 1) % nranks, &so, &l1);
+        uint64_t want = (uint64_t)(nranks - 1) * l1 * sizeof(float);
+        if (ds != want || dr != want)
+            FAIL("shm count %zu: bytes sent %llu recv %llu, want %llu each", count, (unsigned long long)ds,
+                 (unsigned long long)dr, (unsigned long long)want);
+    }
+    check_identical(buf, count, "shm random");
+    for (int call = 0; call < 20; call++) {
+        for (size_t i = 0; i < count; i++) buf[i] = value(rank, i) * (float)(call + 1);
+        ring_allreduce(&r, buf, count);
+        size_t bad = 0, first = 0;
+        for (size_t i = 0; i < count; i++)
+            if (buf[i] != expected(i) * (float)(call + 1)) { if (!bad++) first = i; }
+        if (bad) { FAIL("shm count %zu call %d: %zu wrong, first [%zu] = %g want %g", count, call, bad, first,
+                        buf[first], expected(first) * (float)(call + 1)); break; }
+    }
+    free(heap);
+    ring_buffer_free(&r, win);
+    ring_free(&r);
+}
+
 static void test_hier(size_t count, int local_size) {
     hier_t h;
     hier_init(&h, MPI_COMM_WORLD, count, 4096, local_size);
@@ -262,6 +319,17 @@ int main(int argc, char **argv) {
     mpiCheck(MPI_Init(&argc, &argv));
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
+    if (argc > 1 && !strcmp(argv[1], "--mixed")) {
+        /* misuse: rank 0 passes a heap buffer, the others their ring_buffer_alloc one; must end
+         * the job with one line (tests/ring_allreduce.sh), never hang or return */
+        ring_t r;
+        ring_init(&r, MPI_COMM_WORLD, 1000, 0);
+        float *win = ring_buffer_alloc(&r, 1000), *heap = calloc(1000, sizeof(float));
+        ring_allreduce(&r, rank == 0 ? heap : win, 1000);
+        fprintf(stderr, "test_ring --mixed: rank %d: ring_allreduce returned\n", rank);
+        mpiCheck(MPI_Finalize());
+        return 0;
+    }
     if (rank == 0) { test_segments(); test_half(); }
     const size_t n = (size_t)nranks;
     const size_t counts[] = {0, 1, n - 1, n, n + 1, 2 * n + 1, 97, 4099, 1000003};
@@ -275,6 +343,7 @@ int main(int argc, char **argv) {
                 printf("count %zu chunk %zu: %.3f s\n", counts[c], chunks[k], MPI_Wtime() - t0);
         }
     test_exact(1000003, 65536, 10);                /* scratch sized for 10, grown on the call */
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) { test_shm(counts[c], 0); test_shm(counts[c], 5); }
     test_vs_mpi(1000003, 0);
     test_vs_mpi(12345, 1024);
     const size_t acounts[] = {8, 101, 4099, 100003};

@@ -29,6 +29,7 @@
  * our private communicator use one tag; MPI's non-overtaking rule (same source, tag, comm) keeps
  * chunk-steps in order on both sides. */
 #include "ring_allreduce.h"
+#include "ring_shm.h"
 #include "half.h"
 #include "mpi_check.h"
 #include "common/check.h"
@@ -108,9 +109,11 @@ void ring_init(ring_t *r, MPI_Comm comm, size_t max_count, size_t chunk_bytes) {
     r->rreq = xmalloc(r->window * sizeof *r->rreq);
     r->cap_count = max_count;
     if (r->size > 1) ring_reserve(r, max_count);
+    ring_shm_init(r);
 }
 
 void ring_free(ring_t *r) {
+    ring_shm_free(r);
     if (r->comm != MPI_COMM_NULL) mpiCheck(MPI_Comm_free(&r->comm));
     free(r->rslot); free(r->hrslot); free(r->hsslot); free(r->sreq); free(r->rreq);
     memset(r, 0, sizeof *r);
@@ -191,6 +194,8 @@ static void ring_run(ring_t *r, float *buf, size_t count, int fp16) {
     const double t_rs = timer_now();
     double t_ag = 0;
     if (count > (size_t)n * (size_t)0x7fffffff) die("ring_allreduce: count %zu too large", count);
+    /* a buffer in a shared window: loads and stores instead of messages (ring_shm.c) */
+    if (!fp16 && ring_shm_allreduce(r, buf, count)) return;
     ring_reserve(r, count);
 #ifndef NDEBUG
     {   /* the split must cover the buffer exactly */

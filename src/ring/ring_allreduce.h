@@ -35,17 +35,38 @@ typedef struct {
     MPI_Request *rreq;      /* window */
     uint64_t bytes_sent;    /* payload bytes this rank sent / received, summed over calls */
     uint64_t bytes_recv;
+    /* the load/store path (ring_shm.c), when every rank of comm is on this host */
+    int shm;                /* 1: ring_buffer_alloc gives shared windows */
+    MPI_Win ctl_win;        /* one cache line per rank: progress counter (ring_shm.c) */
+    struct ring_ctl **ctl;  /* every rank's line, mapped here */
+    uint64_t shm_calls;     /* load/store calls so far: the generation of the next one */
+    struct ring_shmbuf *bufs; /* windows from ring_buffer_alloc still allocated */
+    size_t nbufs;
+    float *acc;             /* the load/store path's L1-sized accumulator */
 } ring_t;
 
 /* chunk_bytes is the pipeline chunk in bytes of float data (0: RING_DEFAULT_CHUNK_BYTES). */
 void ring_init(ring_t *r, MPI_Comm comm, size_t max_count, size_t chunk_bytes);
 void ring_free(ring_t *r);
-/* buf[i] = sum over ranks of buf[i], i < count; identical on every rank on return. */
+/* buf[i] = sum over ranks of buf[i], i < count; identical on every rank on return. Bit-identical
+ * whether buf comes from ring_buffer_alloc (load/store) or not (messages): same additions in the
+ * same order. */
 void ring_allreduce(ring_t *r, float *buf, size_t count);
 /* The same, with halves on the wire: each hop adds the received halves to its float segment and
  * sends the sum as halves; the final owner rounds its segment to half too, so every rank returns
  * bit-identical values. Error per element <= about (N-1) half-ulps of the partial sums. */
 void ring_allreduce_fp16(ring_t *r, float *buf, size_t count);
+
+/* A buffer for count floats (collective, same count on every rank): in an MPI-3 shared-memory
+ * window when every rank of the ring is on this host (else plain heap memory). ring_allreduce on
+ * a buffer from here (or any range inside one) reads the peers' partial sums straight from their
+ * windows instead of receiving copies (ring_shm.c); every rank must then pass the same offset into
+ * its own buffer and the same count. Free it with ring_buffer_free before ring_free (collective);
+ * ring_free frees what is left. 64-byte aligned. */
+float *ring_buffer_alloc(ring_t *r, size_t count);
+void ring_buffer_free(ring_t *r, float *buf);
+/* 1 if ring_allreduce on buf[0, count) takes the load/store path */
+int ring_buffer_shared(const ring_t *r, const float *buf, size_t count);
 
 /* Segment j of count elements split over n ranks: the first count % n segments are one element
  * longer. Exposed for tests. */
