@@ -266,9 +266,12 @@ int main(int argc, char **argv) {
     printf0("# memcpy bandwidth (one process, 64 MiB): %.2f GB/s = the ceiling for a shared-memory copy\n", mc);
     printf0("# %12s %12s %10s %12s %12s %12s %8s\n", "size", "count", "impl", "time_us", "algbw_GBps", "busbw_GBps", "wrong");
     size_t maxcount = o.max_bytes / sizeof(float);
-    float *buf = xmalloc((maxcount ? maxcount : 1) * sizeof(float));
     ring_t r;
     ring_init(&r, MPI_COMM_WORLD, maxcount, (size_t)o.chunk_kb * 1024);
+    /* the trainer's gradient buffer comes from the same allocator: a shared-memory window when all
+     * ranks are on this host (the ring then loads and stores instead of sending); MPI_Allreduce
+     * gets the very same buffer */
+    float *buf = ring_buffer_alloc(&r, maxcount);
     if (o.impl_hier) {
         hier_init(&hier, MPI_COMM_WORLD, maxcount, (size_t)o.chunk_kb * 1024, hier_local_size_from_env());
         printf0("# hierarchical: %d host(s), %d rank(s) on rank 0's host (fp16 does not apply)\n", hier.hosts, hier.local_size);
@@ -336,9 +339,9 @@ int main(int argc, char **argv) {
     }
     if (csv && fclose(csv)) { fprintf(stderr, "psring-bench-allreduce: --csv %s: %s\n", o.csv, strerror(errno)); total_wrong++; }
     if (rank == 0 && total_wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", total_wrong);
+    ring_buffer_free(&r, buf);
     ring_free(&r);
     if (o.impl_hier) hier_free(&hier);
-    free(buf);
     mpiCheck(MPI_Finalize());
     return total_wrong ? 1 : 0;
 }
