@@ -80,6 +80,10 @@ static float *floats_alloc(size_t n) {
 }
 
 void mlp_init(mlp_t *m, const int *sizes, int nsizes, int max_batch, uint64_t seed) {
+    mlp_init_alloc(m, sizes, nsizes, max_batch, seed, NULL);
+}
+
+void mlp_init_alloc(mlp_t *m, const int *sizes, int nsizes, int max_batch, uint64_t seed, const mlp_allocator_t *ga) {
     if (nsizes < 2 || nsizes > MLP_MAX_SIZES) die("mlp_init: %d layer widths (need 2..%d)", nsizes, MLP_MAX_SIZES);
     if (max_batch < 1) die("mlp_init: max_batch %d < 1", max_batch);
     memset(m, 0, sizeof *m);
@@ -101,7 +105,13 @@ void mlp_init(mlp_t *m, const int *sizes, int nsizes, int max_batch, uint64_t se
     }
     m->nparams = off;
     m->params = floats_alloc(off);
-    m->grads = floats_alloc(off);
+    if (ga && ga->alloc) {
+        m->grads_alloc = *ga;
+        m->grads = ga->alloc(ga->ctx, off);
+        if (!m->grads || ((uintptr_t)m->grads & 63)) die("mlp_init: the gradient allocator gave %p for %zu floats", (void *)m->grads, off);
+    } else {
+        m->grads = floats_alloc(off);
+    }
     memset(m->grads, 0, off * sizeof(float));
 
     /* nn.Linear.reset_parameters: kaiming_uniform(a=sqrt(5)) on W is U(-1/sqrt(in), 1/sqrt(in)),
@@ -123,7 +133,8 @@ void mlp_init(mlp_t *m, const int *sizes, int nsizes, int max_batch, uint64_t se
 
 void mlp_free(mlp_t *m) {
     free(m->params);
-    free(m->grads);
+    if (m->grads_alloc.alloc) m->grads_alloc.free(m->grads_alloc.ctx, m->grads);
+    else free(m->grads);
     for (int l = 1; l <= m->nlayers; l++) free(m->acts[l]);
     free(m->probs);
     free(m->dbuf[0]);

@@ -23,7 +23,13 @@ typedef struct {
     float *acts[MLP_MAX_SIZES];   /* acts[l] (max_batch, sizes[l]) for l >= 1: post-ReLU outputs; acts[nlayers] = logits */
     float *probs;                 /* (max_batch, sizes[nlayers]) */
     float *dbuf[2];               /* ping-pong scratch for activation gradients */
+    struct mlp_allocator {        /* where grads came from (mlp_init_alloc); alloc NULL: the heap */
+        float *(*alloc)(void *ctx, size_t n);
+        void (*free)(void *ctx, float *p);
+        void *ctx;
+    } grads_alloc;
 } mlp_t;
+typedef struct mlp_allocator mlp_allocator_t;
 
 /* Called by mlp_backward when the gradients of [offset, offset+count) are final (last layer
  * first), so an exchange can start sending them while earlier layers are still in backward. */
@@ -34,6 +40,10 @@ int mlp_parse_layers(const char *spec, int *sizes, int max, char *err, size_t er
 size_t mlp_count_params(const int *sizes, int nsizes);
 /* Initialises like PyTorch's nn.Linear: W, b ~ U(-1/sqrt(in), 1/sqrt(in)), from seed. */
 void mlp_init(mlp_t *m, const int *sizes, int nsizes, int max_batch, uint64_t seed);
+/* The same, with the gradient buffer from ga->alloc (n floats, 64-byte aligned, zeroed here) and
+ * given back by mlp_free through ga->free: the trainer passes its exchange's allocator, e.g.
+ * the ring's shared-memory window, which the model knows nothing about. ga NULL: mlp_init. */
+void mlp_init_alloc(mlp_t *m, const int *sizes, int nsizes, int max_batch, uint64_t seed, const mlp_allocator_t *ga);
 void mlp_free(mlp_t *m);
 void mlp_zero_grad(mlp_t *m);
 /* x (B, sizes[0]); returns the mean cross-entropy when labels != NULL (else 0). B <= max_batch. */

@@ -477,6 +477,24 @@ static int ring_finish(exchange_t *ex, float *params, size_t count) {
     return 0;   /* nothing remote: every worker already holds the final parameters */
 }
 
+/* The gradients in the ring's shared window (one host), so step()'s ring_allreduce loads and
+ * stores instead of sending. Only where step() hands the whole buffer to x->ring: --overlap
+ * allreduces buckets on its own ring (and --autotune rebuilds x->ring, which would free the
+ * window under the model), --fp16, --hierarchical and adasum have their own paths. */
+static float *ring_grads_alloc(exchange_t *ex, size_t count) {
+    ringex_t *x = ex->impl;
+    if (count != x->count) die("ring exchange: gradient buffer of %zu floats, created for %zu", count, x->count);
+    if (!x->overlap && !x->fp16 && !x->hier_on && x->op != RING_OP_ADASUM) return ring_buffer_alloc(&x->ring, count);
+    float *p = aligned_alloc(64, ((count ? count : 1) * sizeof(float) + 63) & ~(size_t)63);
+    if (!p) die("ring exchange: out of memory for %zu gradients", count);
+    return p;
+}
+
+static void ring_grads_free(exchange_t *ex, float *grads) {
+    ringex_t *x = ex->impl;
+    ring_buffer_free(&x->ring, grads);   /* heap memory (not one of its windows) is free()d */
+}
+
 static void ring_free_ex(exchange_t *ex) {
     ringex_t *x = ex->impl;
     if (x->ov.started) {
@@ -525,6 +543,8 @@ static const exchange_ops_t ring_ops = {
     .state_set = ring_state_set,
     .finish = ring_finish,
     .free = ring_free_ex,
+    .grads_alloc = ring_grads_alloc,
+    .grads_free = ring_grads_free,
 };
 
 /* Every rank must run the same options and model: compare fingerprints before any collective on

@@ -72,6 +72,13 @@ typedef struct {
      * Every other op keeps host pointers with --device cuda: the trainer copies its parameters
      * down before sync_params/state_get/finish and up after sync_params/finish. */
     int (*step_device)(exchange_t *ex, float *d_params, float *d_grads, size_t count, float lr);
+    /* Optional (may be NULL: the model's own heap memory). Collective, every worker with the same
+     * count: memory for the gradient buffer that step() will be given, where this exchange moves
+     * it fastest (ring with every worker on one host: a shared-memory window it reduces with
+     * loads and stores instead of messages). 64-byte aligned. grads_free gives it back
+     * (collective, before free). */
+    float *(*grads_alloc)(exchange_t *ex, size_t count);
+    void (*grads_free)(exchange_t *ex, float *grads);
 } exchange_ops_t;
 
 struct exchange {

@@ -42,6 +42,10 @@ static void on_grad_ready(void *p, size_t offset, size_t count) {
     c->ex->ops->grad_ready(c->ex, c->grads, offset, count);
 }
 
+/* the exchange's gradient memory (exchange.h grads_alloc), as the model's allocator */
+static float *grads_alloc_cb(void *ctx, size_t n) { exchange_t *ex = ctx; return ex->ops->grads_alloc(ex, n); }
+static void grads_free_cb(void *ctx, float *p) { exchange_t *ex = ctx; ex->ops->grads_free(ex, p); }
+
 /* Test accuracy: each worker evaluates a contiguous slice of the test set, the exchange sums
  * the counts, so evaluation costs the same on every worker and nobody waits on worker 0. */
 static double evaluate(exchange_t *ex, model_t *md, const dataset_t *test) {
@@ -154,7 +158,9 @@ int main(int argc, char **argv) {
     const long warmup_steps = (long)(o.warmup_epochs * (float)steps_per_epoch);
 
     mlp_t m;
-    mlp_init(&m, o.sizes, o.nsizes, b, o.seed);
+    /* gradients where the exchange moves them fastest (ring on one host: a shared window) */
+    mlp_allocator_t ga = { grads_alloc_cb, grads_free_cb, ex };
+    mlp_init_alloc(&m, o.sizes, o.nsizes, b, o.seed, ex->ops->grads_alloc ? &ga : NULL);
     const size_t spp = optim_state_per_param(&ex->optim);
     float *state = xcalloc(nparams * spp, sizeof(float));
     model_t md;
