@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# exp_timeline.sh: --timeline on real runs. ring -np 2 and ps -np 3 --servers 1 each produce one
-# JSON file that python3's json module parses, with every process present and the phases each
-# role must show; no part file is left behind.
+# exp_timeline.sh: --timeline on real runs. ring -np 2 (the load/store path on one host, and the
+# message path with PSRING_RING_SHM=0) and ps -np 3 --servers 1 each produce one JSON file that
+# python3's json module parses, with every process present and the phases each role must show;
+# no part file is left behind.
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 data=$(find_mnist) || skip "no MNIST (run ./quickstart build)"
@@ -10,10 +11,12 @@ scratch
 common=(--data "$data" --train-limit 640 --steps 6 --test-limit 200 --quiet)
 $MPIRUN $MPIRUN_FLAGS -np 2 "$TRAIN" --topology ring "${common[@]}" --timeline "$SCRATCH/ring.json" >/dev/null \
   || fail "ring run with --timeline failed"
+$MPIRUN $MPIRUN_FLAGS -np 2 -x PSRING_RING_SHM=0 "$TRAIN" --topology ring "${common[@]}" --timeline "$SCRATCH/ring-msg.json" \
+  >/dev/null || fail "ring run with --timeline and PSRING_RING_SHM=0 failed"
 $MPIRUN $MPIRUN_FLAGS -np 3 "$TRAIN" --topology ps --servers 1 "${common[@]}" --timeline "$SCRATCH/ps.json" >/dev/null \
   || fail "ps run with --timeline failed"
 ls "$SCRATCH"/*.part* >/dev/null 2>&1 && fail "part files left behind: $(ls "$SCRATCH")"
-python3 - "$SCRATCH/ring.json" "$SCRATCH/ps.json" <<'PY' || fail "timeline content"
+python3 - "$SCRATCH/ring.json" "$SCRATCH/ps.json" "$SCRATCH/ring-msg.json" <<'PY' || fail "timeline content"
 import json, sys, collections
 def phases(path):
     d = json.load(open(path))
@@ -26,8 +29,15 @@ def phases(path):
 ring = phases(sys.argv[1])
 assert set(ring) == {0, 1}, dict(ring)
 for r in (0, 1):
-    for p in ("data", "forward", "backward", "exchange", "reduce-scatter", "allgather", "optimizer"):
+    # one host: the gradients sit in a shared window and the ring loads and stores (ring_shm.c);
+    # PSRING_RING_SHM=0 or several hosts: messages, reduce-scatter then allgather
+    shm = ring[r]["reduce+store"] > 0
+    allreduce = ("shm-entry", "reduce+store", "shm-exit") if shm else ("reduce-scatter", "allgather")
+    for p in ("data", "forward", "backward", "exchange", "optimizer") + allreduce:
         assert ring[r][p] >= 6, (r, p, dict(ring[r]))
+msg = phases(sys.argv[3])
+for r in (0, 1):
+    assert msg[r]["reduce-scatter"] >= 6 and msg[r]["allgather"] >= 6 and msg[r]["reduce+store"] == 0, (r, dict(msg[r]))
 ps = phases(sys.argv[2])
 assert set(ps) == {0, 1, 2}, dict(ps)
 assert ps[0]["server-apply"] >= 6 and ps[0]["forward"] == 0, dict(ps[0])

@@ -62,7 +62,8 @@ void ring_allreduce_fp16(ring_t *r, float *buf, size_t count);
  * a buffer from here (or any range inside one) reads the peers' partial sums straight from their
  * windows instead of receiving copies (ring_shm.c); every rank must then pass the same offset into
  * its own buffer and the same count. Free it with ring_buffer_free before ring_free (collective);
- * ring_free frees what is left. 64-byte aligned. */
+ * ring_free frees what is left. 64-byte aligned. PSRING_RING_SHM=0 in every rank's environment
+ * turns the shared windows off (heap memory, messages). */
 float *ring_buffer_alloc(ring_t *r, size_t count);
 void ring_buffer_free(ring_t *r, float *buf);
 /* 1 if ring_allreduce on buf[0, count) takes the load/store path */

@@ -93,6 +93,10 @@ void ring_shm_init(ring_t *r) {
     r->shm = 0;
     r->ctl_win = MPI_WIN_NULL;
     if (r->size == 1) return;   /* nothing to exchange: heap buffers */
+    /* PSRING_RING_SHM=0: messages even on one host (emulated networks, comparisons); every rank
+     * must see the same value (mpirun -x), as it decides whether ring_buffer_alloc is collective */
+    const char *env = getenv("PSRING_RING_SHM");
+    if (env && !strcmp(env, "0")) return;
     MPI_Comm node;
     int nsize = 0;
     mpiCheck(MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, r->rank, MPI_INFO_NULL, &node));
