@@ -26,6 +26,10 @@
  *   beta_ring_step        the hop (MPI_Sendrecv) fitted over 4 KiB .. n, sent from the gradient
  *   gamma_ring_step       ring_add of --chunk-kb chunks (the ring's receive slot) into the whole
  *                         gradient, seconds per byte of gradient
+ *   alpha_shm_step,       ring_allreduce on a ring_buffer_alloc buffer (the load/store path the
+ *   beta_shm_step         trainer's ring takes on one host: two counter waits, then each rank loads
+ *                         and stores 2 x bytes): t = alpha + bytes x beta fitted over 4 KiB .. n;
+ *                         omitted when the buffer is not shared (PSRING_RING_SHM=0)
  * Without it, the 16 MiB buffers above are larger than the caches: they price bytes that come
  * from memory, which is not where a 2 MB gradient comes from right after backward.
  * and prints them as CSV "param,value,unit" on rank 0's stdout. Each ping-pong point is the minimum
@@ -174,6 +178,25 @@ static double reduce_step(const step_state_t *st, float *grad, size_t grad_n, fl
     double sum = 0;
     mpiCheck(MPI_Allreduce(&best, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     return sum / 2 / ((double)grad_n * sizeof(float));
+}
+
+/* the ring's load/store path after a replayed step: ring_allreduce on the first `count` floats of
+ * a ring_buffer_alloc buffer (an MPI-3 shared window on this host, the trainer's gradients), each
+ * repetition after both ranks replayed a step into it, as the trainer's exchange follows backward;
+ * the minimum over repetitions, like the other link points. Returns 0 when the buffer is not in a
+ * shared window (PSRING_RING_SHM=0, or ranks on several hosts): no load/store path to time. */
+static double shm_step(ring_t *ring, const step_state_t *st, float *grad, size_t grad_n, size_t count, int reps) {
+    if (!ring_buffer_shared(ring, grad, count)) return 0;
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        step_replay(st, grad, grad_n);
+        mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = timer_now();
+        ring_allreduce(ring, grad, count);
+        double dt = timer_now() - t0;
+        if (dt < best) best = dt;
+    }
+    return best;
 }
 
 /* ---- concurrent clients: K DEALER threads on rank 1, one ROUTER on rank 0 ----
@@ -397,7 +420,8 @@ int main(int argc, char **argv) {
     free(rbuf);
 
     /* the ring's primitives at the gradient's size, in the caches a training step leaves */
-    double b_ring_step = 0, g_ring_step = 0;
+    double b_ring_step = 0, g_ring_step = 0, a_shm = 0, b_shm = 0;
+    int have_shm = 0;
     if (step_bytes) {
         if (!ws_bytes) ws_bytes = 2 * step_bytes;
         size_t grad_n = step_bytes / sizeof(float), chunk_n = chunk_bytes / sizeof(float);
@@ -414,6 +438,29 @@ int main(int argc, char **argv) {
         fit(x, t, n, &a_unused, &b_ring_step);
         reduce_step(&st, grad, grad_n, slot, chunk_n, 2);
         g_ring_step = reduce_step(&st, grad, grad_n, slot, chunk_n, reps);
+        /* the load/store path (the trainer's ring on one host): per-call latency and seconds per
+         * byte of gradient (each rank loads and stores 2 x bytes), fitted over 4 KiB .. n */
+        ring_t ring;
+        ring_init(&ring, MPI_COMM_WORLD, grad_n, chunk_bytes);
+        float *sgrad = ring_buffer_alloc(&ring, grad_n);
+        n = 0;
+        for (size_t b = 4096; b <= step_bytes && n < MAXPTS; b *= 2) {
+            size_t cnt = b / sizeof(float);
+            if (shm_step(&ring, &st, sgrad, grad_n, cnt, 2) == 0) break;
+            x[n] = (double)(cnt * sizeof(float));
+            t[n++] = shm_step(&ring, &st, sgrad, grad_n, cnt, reps);
+        }
+        if (n >= 2) {
+            /* the gradient's own size is the point the model is asked about: include it */
+            x[n] = (double)(grad_n * sizeof(float));
+            t[n++] = shm_step(&ring, &st, sgrad, grad_n, grad_n, reps);
+            fit(x, t, n, &a_shm, &b_shm);
+            /* the intercept is the two counter waits; the smallest call is its honest bound */
+            if (a_shm == 0 || t[0] < a_shm) a_shm = t[0];
+            have_shm = 1;
+        }
+        ring_buffer_free(&ring, sgrad);
+        ring_free(&ring);
         free(st.other); free(grad); free(slot); free(srbuf);
     }
 
@@ -488,6 +535,10 @@ int main(int argc, char **argv) {
         if (step_bytes) {
             printf("beta_ring_step,%.9g,s/byte\n", b_ring_step);
             printf("gamma_ring_step,%.9g,s/byte\n", g_ring_step);
+            if (have_shm) {
+                printf("alpha_shm_step,%.9g,s\n", a_shm);
+                printf("beta_shm_step,%.9g,s/byte\n", b_shm);
+            }
             printf("step_bytes,%zu,byte\n", step_bytes);
             printf("working_set_bytes,%zu,byte\n", ws_bytes);
         }
