@@ -222,6 +222,38 @@ def ps_host_time(N, S, n, alpha, beta_host, gamma, delta, slice_bytes=0):
     return 2 * S * alpha + 2.0 * N * n * beta_host + N * s * gamma + s * delta + n * gamma
 
 
+def ring_shm_time(N, n, alpha_shm, beta_shm, share=1.0):
+    """psring's ring on one host, gradients in a shared window (the load/store path, ring_shm.c):
+    two counter waits per call (alpha_shm) and each rank loading its segment's N partials and
+    storing the sum into all N buffers, 2 x n bytes of memory traffic for any N, priced per byte of
+    gradient (beta_shm, both calibrated at N = 2 after a replayed step); no messages:
+      share (alpha_shm + n beta_shm)"""
+    if N <= 1:
+        return 0.0
+    return share * (alpha_shm + n * beta_shm)
+
+
+def ring_shm_exchange_time(N, n, alpha_shm, beta_shm, gamma, share=1.0, local_share=1.0):
+    """The ring exchange on the load/store path: the allreduce (stretched by the collective's
+    time-slicing factor share, which waits for peers to hold a core) plus the pass dividing by N,
+    n gamma, which each rank runs alone, needing no peer: stretched only by its own share of the
+    cores, local_share = max(1, processes / cores)."""
+    if N <= 1:
+        return 0.0
+    return ring_shm_time(N, n, alpha_shm, beta_shm, share) + local_share * n * gamma
+
+
+def ps_bench_time(N, n, beta_ps):
+    """Parameter server, bsp, every process on one host, priced from the project's own PS code
+    (psring-bench-ps: N workers and S servers as processes, worker.c's sliced push and pull,
+    server.c's framing, sum and SGD apply): beta_ps is that benchmark's round time per byte moved
+    (2 N n bytes per round with N workers) at this N and S, so the copies, framing, apply and the
+    N + S processes sharing the cores are all inside it:  2 N n beta_ps"""
+    if N < 1:
+        raise ValueError("N must be >= 1")
+    return 2.0 * N * n * beta_ps
+
+
 def allreduce_bytes(N, n):
     """Bytes one ring worker sends per step (and receives): 2(N-1)/N n."""
     return 0.0 if N <= 1 else 2.0 * (N - 1) / N * n

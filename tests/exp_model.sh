@@ -62,6 +62,12 @@ close(pslib.last_slice(2.5e6, 0), 2.5e6, "unsliced")
 # = 5e-4 instead -> 6.77e-3)
 close(pslib.ps_host_time(4, 1, 2.5e6, 1e-5, 2.5e-10, 1e-10, 2e-10, 1e6), 5.57e-3, "ps host sliced N=4 S=1")
 close(pslib.ps_host_time(4, 1, 2.5e6, 1e-5, 2.5e-10, 1e-10, 2e-10), 6.77e-3, "ps host unsliced N=4 S=1")
+# load/store ring: share (alpha_shm + n beta_shm), nothing for one rank; PS from its own benchmark
+close(pslib.ring_shm_time(4, 1e6, 1e-5, 2e-11, 2.0), 6e-5, "ring shm N=4 share 2")
+assert pslib.ring_shm_time(1, 1e6, 1e-5, 2e-11) == 0.0
+close(pslib.ring_shm_exchange_time(2, 1e6, 1e-5, 2e-11, 2e-11), 5e-5, "ring shm exchange N=2")
+close(pslib.ring_shm_exchange_time(4, 1e6, 1e-5, 2e-11, 2e-11, 3.0, 2.0), 1.3e-4, "ring shm exchange N=4")
+close(pslib.ps_bench_time(2, 1e6, 5e-10), 2e-3, "ps bench N=2")
 # crossover: with S=N servers the PS moves the same bytes per link as ... 2n vs 2(N-1)/N n
 assert pslib.ps_time(8, 8, 1e6, 0, 1e-9, 0, 0) > pslib.ring_time(8, 1e6, 0, 1e-9, 0)
 PY
@@ -119,6 +125,34 @@ for key, want in ((("ps S=1", "2"), ("2.5000", "2.1360", "-14.6")), (("ring", "2
     r = rows[key]
     assert (r["measured_ms"], r["model_ms"], r["error_pct"]) == want, (key, r)
 PY
+# the load/store ring (alpha_shm_step 1e-5, beta_shm_step 2e-11 per byte of gradient) and the PS
+# through its own code (beta_ps_sS_kK) replace both on this host; by hand (n = 1e6 bytes):
+# ring N=2: 1e-5 + 1e6*2e-11 + 1e6*2e-11 (the division, gamma_ring_step) = 5e-5 -> 0.05 vs 0.2 -> -75.0%
+# ring N=4, ring_share_np4 3 on the collective, N/cores = 2 on the rank-local division:
+#   3*(1e-5 + 2e-5) + 2*2e-5 = 1.3e-4 -> 0.13 ms vs 0.5 -> -74.0%
+# ps S=1 N=2: 2*2*1e6*5e-10 = 2.0 ms vs 2.5 -> -20.0%
+# ps S=2 N=3 (between k2 2.5e-10 and k4 2e-10: 2.25e-10): 2*3*1e6*2.25e-10 = 1.35 ms vs 1.5 -> -10.0%
+# ps S=3 N=4 (S=2 is the largest calibrated: 2e-10): 2*4*1e6*2e-10 = 1.6 ms vs 2.0 -> -20.0%
+cp "$SCRATCH/cal_step.csv" "$SCRATCH/cal_shm.csv"
+printf 'alpha_shm_step,1e-5,s\nbeta_shm_step,2e-11,s/byte\nring_share_np4,3,factor\n' >>"$SCRATCH/cal_shm.csv"
+printf 'beta_ps_s1_k1,6e-10,s/byte\nbeta_ps_s1_k2,5e-10,s/byte\nbeta_ps_s1_k4,4e-10,s/byte\n' >>"$SCRATCH/cal_shm.csv"
+printf 'beta_ps_s2_k1,3e-10,s/byte\nbeta_ps_s2_k2,2.5e-10,s/byte\nbeta_ps_s2_k4,2e-10,s/byte\n' >>"$SCRATCH/cal_shm.csv"
+cp "$SCRATCH/meas.csv" "$SCRATCH/meas_shm.csv"
+printf 'ps,,bsp,2,3,0,250000,1.5,0,\nps,,bsp,3,4,0,250000,2.5,0.5,\n' >>"$SCRATCH/meas_shm.csv"
+"$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal_shm.csv" --compare "$SCRATCH/meas_shm.csv" --out "$SCRATCH/cmp4.csv" \
+  >/dev/null || fail "model --compare with load/store and PS benchmark keys failed"
+python3 - "$SCRATCH/cmp4.csv" <<'PY' || fail "load/store ring / PS through its own code"
+import csv, sys
+rows = {(r["config"], r["workers"]): r for r in csv.DictReader(open(sys.argv[1]))}
+for key, want in ((("ring", "2"), ("0.2000", "0.0500", "-75.0")), (("ring", "4"), ("0.5000", "0.1300", "-74.0")),
+                  (("ps S=1", "2"), ("2.5000", "2.0000", "-20.0")), (("ps S=2", "3"), ("1.5000", "1.3500", "-10.0")),
+                  (("ps S=3", "4"), ("2.0000", "1.6000", "-20.0"))):
+    r = rows[key]
+    assert (r["measured_ms"], r["model_ms"], r["error_pct"]) == want, (key, r)
+PY
+# a network link still gets the message ring's formula, printed, and its numbers
+out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal_shm.csv" --link-gbps 10) || fail "model --link-gbps"
+[[ $out == *"2(N-1) alpha + 2(N-1)/N n beta + (N-1)/N n gamma"* ]] || fail "no ring formula for network links: $out"
 # the step's working set psring-calibrate streams: parameters and momentum (2 x 4 x 535818) plus
 # mlp.c's activations at batch 64: 4*64*(784 + 778 + 10 + 2*512) = 664576 -> 4951120
 python3 - "$TOP_SRCDIR/experiments" <<'PY' || fail "working set"
@@ -135,7 +169,7 @@ PY
 if [[ -x $TOP_BUILDDIR/psring-calibrate ]] && command -v "$MPIRUN" >/dev/null; then
   out=$("$MPIRUN" $MPIRUN_FLAGS -np 2 "$TOP_BUILDDIR/psring-calibrate" --max-bytes 65536 --agg-bytes 100000 --ps-chunk-kb 32 \
         --step-bytes 65536 --working-set-bytes 131072 --chunk-kb 16 --reps 2 2>&1) || fail "psring-calibrate: $out"
-  for k in beta_ring_step gamma_ring_step beta_host_k4; do
+  for k in beta_ring_step gamma_ring_step beta_host_k4 alpha_shm_step beta_shm_step; do
     v=$(awk -F, -v k=$k '$1 == k { print $2 }' <<<"$out")
     awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || fail "psring-calibrate: $k is '$v', not positive: $out"
   done
