@@ -1,7 +1,8 @@
 /* ps.c: psring-bench-ps, push+pull goodput of the parameter server against raw ZeroMQ.
  *
  *   mpirun -np N psring-bench-ps --servers S -b 64K -e 64M -f 2 [-n 20] [-w 3]
- *          [--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--csv FILE]
+ *          [--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K]
+ *          [--compute-us U] [--csv FILE]
  *
  * Ranks 0..S-1 serve, the rest are workers. For each model size B (bytes of float32 parameters)
  * two implementations run back to back in the same processes, same transport, same sizes:
@@ -13,6 +14,13 @@
  *            one by one (0 = whole shards, as before).
  * Goodput per worker = 2 B / (time per iteration) (push + pull payload); aggregate = sum over
  * workers. The clock starts after -w warm-up iterations and a barrier of the workers.
+ * --compute-us U: a training step's rhythm. Back to back, the servers' and ZeroMQ's I/O threads
+ * never sleep and the gradient stays in cache; in training each worker computes between rounds.
+ * So before each round every worker is busy for U us of its own CPU time (no barrier: a PS
+ * worker pushes when its backward ends), and only the round itself is timed. As psring-train's
+ * CSV does, the time is each worker's mean over workers, and for the PS the bsp wait at the
+ * servers for the round's last push (ps_worker_last_wait, the trainer's wait_ms) is reported apart
+ * and taken out: time_s = exchange - wait, the transfer (wait_s column).
  * Deliberately not here: correctness checks of the PS math (tests/test_ps.c does them). */
 #include "../ps/server.h"
 #include "../ps/worker.h"
@@ -43,6 +51,7 @@ typedef struct {
     char csv[1024];
     char bind[256];          /* tcp: address, subnet, interface or auto (ps_server_bind_endpoint) */
     int chunk_kb;            /* --ps-chunk-kb: bsp slice (psring-train's default), 0 = whole shards */
+    int compute_us;          /* --compute-us: each worker's CPU work before each round (0 = back to back) */
 } bench_opts_t;
 
 static int rank, nprocs;
@@ -52,7 +61,7 @@ static void bad_flag(const char *fmt, const char *arg) {
         fprintf(stderr, "psring-bench-ps: ");
         fprintf(stderr, fmt, arg);
         fprintf(stderr, " (usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--csv FILE])\n");
+                "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U] [--csv FILE])\n");
     }
     MPI_Finalize();
     exit(EXIT_BADINPUT);
@@ -98,7 +107,8 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         { "iters", required_argument, 0, 'n' }, { "warmup", required_argument, 0, 'w' },
         { "transport", required_argument, 0, 'T' }, { "sync", required_argument, 0, 'Y' },
         { "csv", required_argument, 0, 'C' }, { "bind", required_argument, 0, 'B' },
-        { "ps-chunk-kb", required_argument, 0, 'K' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+        { "ps-chunk-kb", required_argument, 0, 'K' }, { "compute-us", required_argument, 0, 'U' },
+        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     opterr = 0;
     int c;
@@ -124,6 +134,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             else bad_flag("--sync must be bsp or async, got '%s'", optarg);
             break;
         case 'K': if (parse_int(optarg, 0, 1 << 20, &o->chunk_kb)) bad_flag("--ps-chunk-kb wants an integer in 0..1048576 (0 = whole shards), got '%s'", optarg); break;
+        case 'U': if (parse_int(optarg, 0, 10000000, &o->compute_us)) bad_flag("--compute-us wants an integer in 0..10000000 (us of CPU time per round), got '%s'", optarg); break;
         case 'B':
             if (!optarg[0] || strlen(optarg) >= sizeof o->bind) bad_flag("--bind wants an address, subnet or interface, got '%s'", optarg);
             strcpy(o->bind, optarg);
@@ -134,7 +145,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             break;
         case 'h':
             if (rank == 0) printf("usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--csv FILE]\n");
+                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U] [--csv FILE]\n");
             MPI_Finalize();
             exit(0);
         case ':': bad_flag("%s needs a value", argv[optind - 1]); break;
@@ -162,6 +173,21 @@ static void endpoint_for(const bench_opts_t *o, long jobid, int phase, char *out
             MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
         }
     }
+}
+
+/* --compute-us: U us of this process's CPU time (not wall time), so that, as with a training
+ * step's forward and backward, the work stretches when more processes than cores share them
+ * (psring-bench-allreduce's --compute-us works the same way) */
+static void cpu_work_us(int us) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) die("clock_gettime: %s", strerror(errno));
+    double end = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + 1e-6 * us, now;
+    volatile double sink = 0;
+    do {
+        for (int k = 0; k < 1000; k++) sink += 1e-9 * k;
+        if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) die("clock_gettime: %s", strerror(errno));
+        now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    } while (now < end);
 }
 
 static void noop_free(void *d, void *h) { (void)d; (void)h; }
@@ -223,9 +249,11 @@ static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t byt
         zmqCheck(zmq_setsockopt(d[s], ZMQ_RCVHWM, &hwm, sizeof hwm));
         zmqCheck(zmq_connect(d[s], all + (size_t)s * EP_LEN));
     }
-    double t0 = 0;
+    double t0 = 0, tsum = 0;
     for (int it = 0; it < o->warmup + o->iters; it++) {
         if (it == o->warmup) { mpiCheck(MPI_Barrier(wcomm)); t0 = timer_now(); }
+        if (o->compute_us > 0) cpu_work_us(o->compute_us);
+        double r0 = timer_now();
         for (int s = 0; s < S; s++) {
             zmq_msg_t m;
             zmqCheck(zmq_msg_init_data(&m, send + lo[s], len[s], noop_free, NULL));
@@ -236,8 +264,10 @@ static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t byt
             if (n == -1) die("raw worker: zmq_recv: %s", zmq_strerror(zmq_errno()));
             if ((size_t)n != len[s]) die("raw worker: got %d bytes, want %zu", n, len[s]);
         }
+        if (it >= o->warmup) tsum += timer_now() - r0;
     }
-    double t = timer_now() - t0;
+    /* with --compute-us only the rounds count, else the whole timed loop */
+    double t = o->compute_us > 0 ? tsum : timer_now() - t0;
     for (int s = 0; s < S; s++) zmqCheck(zmq_close(d[s]));
     free(d); free(lo); free(len); free(send); free(recv);
     return t;
@@ -256,7 +286,10 @@ static void ps_serve(void *ctx, const bench_opts_t *o, const char *want, char *a
     ps_server_free(s);
 }
 
-static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count, MPI_Comm wcomm, int wrank, int nworkers) {
+/* returns the timed rounds' seconds; *wait_s: with --compute-us, their seconds of bsp wait at the
+ * servers (ps_worker_last_wait), already taken out of the return value */
+static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count, MPI_Comm wcomm, int wrank, int nworkers,
+                      double *wait_s) {
     exchange_endpoints(NULL, all);
     char **eps = xcalloc(o->servers, sizeof(char *));
     for (int s = 0; s < o->servers; s++) eps[s] = all + (size_t)s * EP_LEN;
@@ -268,12 +301,21 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
     for (size_t i = 0; i < count; i++) grads[i] = (float)((wrank + 1) * (i % 97 + 1)) * 1e-3f;
     if (wrank == 0) ps_worker_init_params(w, params);
     ps_worker_pull(w, params);
-    double t0 = 0;
+    double t0 = 0, tsum = 0, wsum = 0;
     for (int it = 0; it < o->warmup + o->iters; it++) {
         if (it == o->warmup) { mpiCheck(MPI_Barrier(wcomm)); t0 = timer_now(); }
-        ps_worker_step(w, params, grads, 1e-6f);
+        if (o->compute_us > 0) cpu_work_us(o->compute_us);
+        double r0 = timer_now();
+        if (ps_worker_step(w, params, grads, 1e-6f) != 0) die("ps worker %d: step %d failed", wrank, it);
+        if (it >= o->warmup) {
+            tsum += timer_now() - r0;
+            wsum += ps_worker_last_wait(w);
+        }
     }
-    double t = timer_now() - t0;
+    /* with --compute-us: the rounds alone, less the wait for the round's last push (the
+     * trainer's exchange_ms - wait_ms); else the whole timed loop, as before */
+    double t = o->compute_us > 0 ? tsum - wsum : timer_now() - t0;
+    *wait_s = o->compute_us > 0 ? wsum : 0;
     size_t rl = PS_ST_FIELDS + PS_HIST + nworkers;
     double **rep = xcalloc(o->servers, sizeof(double *));
     for (int s = 0; s < o->servers; s++) rep[s] = xcalloc(rl, sizeof(double));
@@ -305,13 +347,17 @@ int main(int argc, char **argv) {
             int fresh = access(o.csv, F_OK) != 0;
             csv = fopen(o.csv, "a");
             if (!csv) die("cannot open --csv %s", o.csv);
-            if (fresh) fprintf(csv, "size,impl,workers,servers,transport,sync,iters,time_s,per_worker_GBps,goodput_GBps,ratio_vs_raw\n");
+            if (fresh) fprintf(csv, "size,impl,workers,servers,transport,sync,iters,time_s,per_worker_GBps,goodput_GBps,ratio_vs_raw,compute_us,wait_s\n");
         }
         printf("# psring-bench-ps: %d workers, %d servers, transport %s, ps sync %s, server apply = SGD momentum "
                "(optim_step), %d iterations after %d warm-up, ps slices %d KiB (bsp; 0 = whole shards)\n", N, S,
                o.transport, sync_name(o.sync), o.iters, o.warmup, o.sync == SYNC_BSP ? o.chunk_kb : 0);
         printf("# goodput = push + pull payload bytes / time; aggregate = sum over workers\n");
-        printf("%12s %8s %14s %14s %8s\n", "size(B)", "impl", "worker(GB/s)", "aggr(GB/s)", "ps/raw");
+        if (o.compute_us > 0)
+            printf("# --compute-us %d: each worker works %d us of CPU time before each round; time = the rounds alone, "
+                   "mean over workers, ps less its bsp wait (wait(ms) column)\n", o.compute_us, o.compute_us);
+        printf("%12s %8s %14s %14s %8s %10s %10s\n", "size(B)", "impl", "worker(GB/s)", "aggr(GB/s)", "ps/raw",
+               "round(ms)", "wait(ms)");
         fflush(stdout);
     }
     int phase = 0;
@@ -322,7 +368,7 @@ int main(int argc, char **argv) {
         for (int impl = 0; impl < 2; impl++) {
             char want[EP_LEN];
             endpoint_for(&o, jobid, phase++, want, sizeof want);
-            double t = 0;
+            double t = 0, wait = 0;
             if (!is_worker) {
                 if (impl == 0) {
                     size_t lo, len;
@@ -332,21 +378,28 @@ int main(int argc, char **argv) {
                     ps_serve(ctx, &o, want, all, count, N);
                 }
             } else {
-                t = impl == 0 ? raw_worker(ctx, &o, all, bytes, wcomm) : ps_work(ctx, &o, all, count, wcomm, wrank, N);
+                t = impl == 0 ? raw_worker(ctx, &o, all, bytes, wcomm) : ps_work(ctx, &o, all, count, wcomm, wrank, N, &wait);
             }
             /* per-worker goodput averaged, aggregate = sum */
-            double gp = is_worker ? 2.0 * bytes * o.iters / t / 1e9 : 0, sum = 0;
+            double gp = is_worker && t > 0 ? 2.0 * bytes * o.iters / t / 1e9 : 0, sum = 0;
             mpiCheck(MPI_Reduce(&gp, &sum, 1, MPI_DOUBLE, MPI_SUM, S, MPI_COMM_WORLD));
-            double tmax = 0;
-            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, S, MPI_COMM_WORLD));
+            /* with --compute-us each worker timed its own rounds: their mean over workers, as
+             * psring-train's CSV reports; else the slowest worker's loop */
+            double tmax = 0, wmean = 0;
+            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, o.compute_us > 0 ? MPI_SUM : MPI_MAX, S, MPI_COMM_WORLD));
+            mpiCheck(MPI_Reduce(&wait, &wmean, 1, MPI_DOUBLE, MPI_SUM, S, MPI_COMM_WORLD));
+            if (o.compute_us > 0) tmax /= N;
+            wmean /= N;
             if (rank == S) {
                 if (impl == 0) raw_agg = sum;
                 double ratio = raw_agg > 0 ? sum / raw_agg : 0;
                 const char *name = impl == 0 ? "zmq-raw" : "ps";
-                printf("%12zu %8s %14.3f %14.3f %8.3f\n", bytes, name, sum / N, sum, ratio);
+                printf("%12zu %8s %14.3f %14.3f %8.3f %10.4f %10.4f\n", bytes, name, sum / N, sum, ratio,
+                       1e3 * tmax / o.iters, 1e3 * wmean / o.iters);
                 fflush(stdout);
-                if (csv) fprintf(csv, "%zu,%s,%d,%d,%s,%s,%d,%.6f,%.4f,%.4f,%.4f\n", bytes, name, N, S, o.transport,
-                                 impl == 0 ? "none" : sync_name(o.sync), o.iters, tmax, sum / N, sum, ratio);
+                if (csv) fprintf(csv, "%zu,%s,%d,%d,%s,%s,%d,%.6f,%.4f,%.4f,%.4f,%d,%.6f\n", bytes, name, N, S, o.transport,
+                                 impl == 0 ? "none" : sync_name(o.sync), o.iters, tmax, sum / N, sum, ratio,
+                                 o.compute_us, wmean);
             }
         }
     }

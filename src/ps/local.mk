@@ -20,6 +20,8 @@ psring_bench_ps_SOURCES = src/bench/ps.c
 psring_bench_ps_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS)
 psring_bench_ps_LDADD = src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
   $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
+TESTS += tests/ps_bench.sh
+EXTRA_DIST += tests/ps_bench.sh
 
 # --ps-auth: psring-keygen writes the CurveZMQ keyfile (psring keygen runs it)
 bin_PROGRAMS += psring-keygen
