@@ -85,21 +85,6 @@ static double pingpong_mpi(int rank, char *buf, size_t bytes, int reps) {
     return best;
 }
 
-/* both ranks send and receive at once, as every rank does at every hop of the ring */
-static double exchange_mpi(int rank, char *buf, char *rbuf, size_t bytes, int reps) {
-    double best = 1e30;
-    int peer = 1 - rank;
-    for (int r = 0; r < reps; r++) {
-        mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
-        double t0 = timer_now();
-        mpiCheck(MPI_Sendrecv(buf, (int)bytes, MPI_BYTE, peer, 8, rbuf, (int)bytes, MPI_BYTE, peer, 8,
-                              MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        double dt = timer_now() - t0;
-        if (dt < best) best = dt;
-    }
-    return best;
-}
-
 static double pingpong_zmq(int rank, void *sock, char *buf, size_t bytes, int reps) {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
@@ -140,14 +125,15 @@ static void step_replay(const step_state_t *st, float *grad, size_t grad_n) {
     }
 }
 
-/* the ring's hop after a replayed step: both ranks replay, meet, then exchange `bytes` of the
- * gradient; the minimum over repetitions, like the other link points */
+/* the ring's hop: both ranks send and receive `bytes` of grad at once, as every rank does at
+ * every hop of the ring; with st, each repetition first replays a training step (st NULL: back to
+ * back, the network-link point); the minimum over repetitions, like the other link points */
 static double exchange_step(int rank, const step_state_t *st, float *grad, size_t grad_n, char *rbuf,
                             size_t bytes, int reps) {
     double best = 1e30;
     int peer = 1 - rank;
     for (int r = 0; r < reps; r++) {
-        step_replay(st, grad, grad_n);
+        if (st) step_replay(st, grad, grad_n);
         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
         double t0 = timer_now();
         mpiCheck(MPI_Sendrecv(grad, (int)bytes, MPI_BYTE, peer, 9, rbuf, (int)bytes, MPI_BYTE, peer, 9,
@@ -410,9 +396,9 @@ int main(int argc, char **argv) {
     char *rbuf = xcalloc(max_bytes, 1);
     n = 0;
     for (size_t b = 4096; b <= max_bytes && n < MAXPTS; b *= 2) {
-        exchange_mpi(rank, buf, rbuf, b, 2);
+        exchange_step(rank, NULL, (float *)buf, 0, rbuf, b, 2);
         x[n] = (double)b;
-        t[n++] = exchange_mpi(rank, buf, rbuf, b, reps);
+        t[n++] = exchange_step(rank, NULL, (float *)buf, 0, rbuf, b, reps);
     }
     double a_ring, b_ring;
     fit(x, t, n, &a_ring, &b_ring);
