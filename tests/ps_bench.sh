@@ -1,5 +1,5 @@
 #!/bin/bash
-# ps_bench.sh: psring-bench-ps --compute-us. Bad values get one line and exit status 2. With a
+# ps_bench.sh: psring-bench-ps --compute-us and --compute (the real step). Bad values get one line and exit status 2. With a
 # large U (0.2 s of CPU work per round) the reported round time must be the round alone: far
 # below U in both implementations (the compute is not counted), with the bsp wait reported apart
 # (wait_s column) and not negative; and the run must really have worked U before each round
@@ -36,4 +36,27 @@ awk -F, -v u=$U 'NR > 1 { r = $8 / $7
 grep -q "^ *65536 *ps " "$SCRATCH/out.txt" || fail "no ps row in the table"
 # 2 implementations x (1 warm-up + 3 timed) rounds x 0.2 s of work each: at least 1.6 s; 1 s is generous
 awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 1.0) }' || fail "the job took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s: the compute did not run"
-pass "psring-bench-ps --compute-us: bad values refused, the round time excludes the compute"
+# --compute mlp:LAYERS:BATCH: bad values one line, exit 2
+for bad in "--compute" "--compute mlp" "--compute mlp:784,10" "--compute mlp:784,10:0" "--compute mlp:784,10:65537" \
+           "--compute cnn:784,10:64" "--compute mlp:784,x,10:64" "--compute mlp:784,300:64" "--compute mlp:784,10:64 -b 64K" \
+           "--compute mlp:784,10:64 --compute-us 5"; do
+  out=$(timeout 30 "$BENCH" --servers 1 $bad 2>&1 >/dev/null); rc=$?
+  [[ $rc -eq 2 ]] || fail "psring-bench-ps $bad: status $rc, want 2 ($out)"
+  [[ $(printf '%s\n' "$out" | wc -l) -eq 1 ]] || fail "psring-bench-ps $bad: want one line of error, got: $out"
+  [[ $out == *compute* ]] || fail "psring-bench-ps $bad: the message does not name --compute: $out"
+done
+# a heavy real step (MLP 784-256-10 at batch 16384: about 20 GFLOP of forward + backward, a tenth
+# of a second or more) before each round: the round time must leave it out (a 0.8 MB round on
+# loopback is a few ms), the size is the model's gradient (203530 parameters = 814120 bytes)
+t0=$(date +%s.%N)
+timeout -k 5 120 "$MPIRUN" $MPIRUN_FLAGS -np 3 "$BENCH" --servers 1 -n 3 -w 1 --compute mlp:784,256,10:16384 \
+    --csv "$SCRATCH/c.csv" >"$SCRATCH/out.txt" 2>&1 || { cat "$SCRATCH/out.txt"; fail "bench --compute: status $?"; }
+t1=$(date +%s.%N)
+cat "$SCRATCH/out.txt"
+[[ $(tail -n +2 "$SCRATCH/c.csv" | wc -l) -eq 2 ]] || fail "--compute CSV: want 2 rows (zmq-raw, ps)"
+awk -F, 'NR > 1 { r = $8 / $7
+    if ($1 != 814120 || !(r > 0) || r >= 0.03 || $13 < 0) { bad = 1; print "bad row: " $0 " (round " r " s)" } }
+    END { exit bad }' "$SCRATCH/c.csv" || fail "--compute: the round time includes the compute, or a bad row"
+# 2 implementations x 4 rounds x 2 workers of 20 GFLOP on this machine's cores: 0.5 s is generous
+awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 0.5) }' || fail "--compute: the job took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s: the step did not run"
+pass "psring-bench-ps --compute-us and --compute: bad values refused, the round time excludes the compute"

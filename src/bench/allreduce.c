@@ -12,12 +12,18 @@
  * hosts, broadcast; PSRING_HIER_LOCAL_SIZE=L fakes hosts of L ranks on one machine).
  * --device cuda: the same driver on device buffers (ring on the GPU, MPI_Allreduce, NCCL), in
  * allreduce_cuda.c; a build without CUDA refuses it with one line (exit 2).
+ * --compute mlp:LAYERS:BATCH: the same rhythm under the real step: before each timed call every
+ * rank runs the project's forward + backward of that MLP at that per-worker batch (train_step.c),
+ * whose gradient, in the ring's buffer as psring-train's, is what the call then reduces; the size
+ * is the model's gradient. psring model times the ring's time-slicing with it.
  * What it does not do: other collectives, or plotting (a sweep script reads --csv). */
 #include "config.h"
 #include "ring/ring_allreduce.h"
 #include "ring/ring_ops.h"
 #include "ring/mpi_check.h"
 #include "common/check.h"
+#include "model/blas.h"
+#include "train_step.h"
 #ifdef HAVE_CUDA
 #include "allreduce_cuda.h"
 #endif
@@ -35,6 +41,8 @@ typedef struct {
     double factor;
     int iters, warmup, check, impl_ring, impl_mpi, impl_hier, fp16, chunk_kb, compute_us;
     int impl_nccl, device_cuda;   /* --impl nccl|all with --device cuda */
+    int compute_mlp;              /* --compute mlp:...: the real forward + backward before each call */
+    train_step_spec_t step;
     char csv[1024];
 } bench_opts_t;
 
@@ -88,7 +96,9 @@ static void usage(FILE *f) {
 "      --chunk-kb K      ring pipeline chunk in KiB (default 1024)\n"
 "      --csv FILE        also write the rows as CSV (rank 0)\n"
 "      --compute-us U    before each timed call every rank works U us of CPU time, then a barrier (a\n"
-"                        training step's rhythm); time is the collective alone, mean over ranks (0)\n");
+"                        training step's rhythm); time is the collective alone, mean over ranks (0)\n"
+"      --compute mlp:LAYERS:BATCH  the same, but the work is that MLP's forward + backward at that\n"
+"                        batch, whose gradient the call reduces (size = the gradient: no -b/-e)\n");
 }
 
 /* all ranks parse the same argv, so all of them reach the same verdict; rank 0 says it */
@@ -102,7 +112,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     *o = (bench_opts_t){ .min_bytes = 4096, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5,
                          .check = 1, .impl_ring = 1, .impl_mpi = 1,
                          .chunk_kb = (int)(RING_DEFAULT_CHUNK_BYTES / 1024) };
-    enum { OPT_IMPL = 256, OPT_FP16, OPT_CSV, OPT_CHUNK, OPT_COMPUTE, OPT_DEVICE };
+    enum { OPT_IMPL = 256, OPT_FP16, OPT_CSV, OPT_CHUNK, OPT_COMPUTE, OPT_DEVICE, OPT_MLP };
     const char *impl_arg = "both";
     static const struct option lo[] = {
         {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
@@ -111,14 +121,15 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         {"impl", required_argument, 0, OPT_IMPL}, {"fp16", no_argument, 0, OPT_FP16},
         {"csv", required_argument, 0, OPT_CSV}, {"chunk-kb", required_argument, 0, OPT_CHUNK},
         {"compute-us", required_argument, 0, OPT_COMPUTE}, {"device", required_argument, 0, OPT_DEVICE},
+        {"compute", required_argument, 0, OPT_MLP},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     opterr = 0;
-    int c;
-    char *end;
+    int c, sizes_set = 0;
+    char *end, err[512];
     while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:h", lo, NULL)) != -1) {
         switch (c) {
-        case 'b': if (parse_size(optarg, &o->min_bytes)) bad("-b: not a size (like 4K, 16M): '%s'", optarg); break;
-        case 'e': if (parse_size(optarg, &o->max_bytes)) bad("-e: not a size (like 4K, 16M): '%s'", optarg); break;
+        case 'b': sizes_set = 1; if (parse_size(optarg, &o->min_bytes)) bad("-b: not a size (like 4K, 16M): '%s'", optarg); break;
+        case 'e': sizes_set = 1; if (parse_size(optarg, &o->max_bytes)) bad("-e: not a size (like 4K, 16M): '%s'", optarg); break;
         case 'f': o->factor = strtod(optarg, &end);
                   if (end == optarg || *end || !(o->factor > 1.0) || o->factor > 1024) bad("-f: step factor must be a number in (1, 1024]: '%s'", optarg);
                   break;
@@ -150,12 +161,18 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
                       strcpy(o->csv, optarg); break;
         case OPT_CHUNK: if (parse_int(optarg, 1, 1 << 20, &o->chunk_kb)) bad("--chunk-kb must be an integer in 1..1048576: '%s'", optarg); break;
         case OPT_COMPUTE: if (parse_int(optarg, 0, 10000000, &o->compute_us)) bad("--compute-us must be an integer in 0..10000000: '%s'", optarg); break;
+        case OPT_MLP: if (train_step_parse(optarg, &o->step, err, sizeof err)) bad("%s", err);
+                      o->compute_mlp = 1; break;
         case 'h': if (rank == 0) usage(stdout); MPI_Finalize(); exit(0);
         case ':': bad("option '%s' needs a value", argv[optind - 1]); break;
         default: bad("unknown option '%s' (try --help)", argv[optind - 1]); break;
         }
     }
     if (optind < argc) bad("unexpected argument '%s' (try --help)", argv[optind]);
+    if (o->compute_mlp && o->compute_us) bad("--compute and --compute-us are alternatives: give one%s", "");
+    if (o->compute_mlp && sizes_set) bad("--compute times the model's own gradient: leave out -b and -e%s", "");
+    if (o->compute_mlp && o->device_cuda) bad("--compute is not implemented with --device cuda%s", "");
+    if (o->compute_mlp) o->min_bytes = o->max_bytes = 4 * mlp_count_params(o->step.sizes, o->step.nsizes);
     if (o->min_bytes > o->max_bytes) bad("-b is larger than -e%s", "");
     if (!o->device_cuda) {
         if (!strcmp(impl_arg, "nccl")) bad("--impl nccl needs --device cuda%s", "");
@@ -228,7 +245,15 @@ static long check(impl_t impl, int fp16, ring_t *r, float *buf, size_t count) {
     return wrong;
 }
 
+/* the --compute step's gradient in the ring's buffer (mlp_allocator_t), as psring-train's ring */
+static float *ring_grads_alloc(void *ctx, size_t n) { return ring_buffer_alloc(ctx, n); }
+static void ring_grads_free(void *ctx, float *p) { ring_buffer_free(ctx, p); }
+
 int main(int argc, char **argv) {
+    /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
+     * re-exec this process, so before MPI starts) */
+    char blaslog[512] = "";
+    blas_setup(argc, argv, 1, blaslog, sizeof blaslog);
     mpiCheck(MPI_Init(&argc, &argv));
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
@@ -271,7 +296,13 @@ int main(int argc, char **argv) {
     /* the trainer's gradient buffer comes from the same allocator: a shared-memory window when all
      * ranks are on this host (the ring then loads and stores instead of sending); MPI_Allreduce
      * gets the very same buffer */
-    float *buf = ring_buffer_alloc(&r, maxcount);
+    train_step_t step, *ts = NULL;
+    if (o.compute_mlp) {   /* the model's gradient is the buffer, each rank its own data */
+        mlp_allocator_t ga = { ring_grads_alloc, ring_grads_free, &r };
+        train_step_init(&step, &o.step, &ga, 1 + (uint64_t)rank);
+        ts = &step;
+    }
+    float *buf = ts ? ts->m.grads : ring_buffer_alloc(&r, maxcount);
     if (o.impl_hier) {
         hier_init(&hier, MPI_COMM_WORLD, maxcount, (size_t)o.chunk_kb * 1024, hier_local_size_from_env());
         printf0("# hierarchical: %d host(s), %d rank(s) on rank 0's host (fp16 does not apply)\n", hier.hosts, hier.local_size);
@@ -295,12 +326,12 @@ int main(int argc, char **argv) {
         for (int b = 0; b < blocks; b++) {
             int n = o.iters / blocks + (b < o.iters % blocks);
             for (int k = 0; k < nimpl; k++) {
-                if (o.compute_us > 0) {
+                if (o.compute_us > 0 || ts) {
                     /* a training step's rhythm: every rank busy on its own, then a barrier (the
                      * trainer's wait), then the timed collective alone; with more ranks than
                      * cores this is where time-slicing hits the collective */
                     for (int i = 0; i < n; i++) {
-                        cpu_work_us(o.compute_us);
+                        if (ts) train_step_run(ts); else cpu_work_us(o.compute_us);
                         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
                         double t0 = MPI_Wtime();
                         run_once(impls[k], o.fp16, &r, buf, count);
@@ -317,10 +348,11 @@ int main(int argc, char **argv) {
         for (int k = 0; k < nimpl; k++) {
             impl_t impl = impls[k];
             double t = tsum[k] / o.iters, tmax = 0;
-            /* with --compute-us each rank timed its own calls after the barrier: report their
-             * mean over ranks, as the trainer's CSV does; else the slowest rank's loop */
-            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, o.compute_us > 0 ? MPI_SUM : MPI_MAX, 0, MPI_COMM_WORLD));
-            if (o.compute_us > 0) tmax /= nranks;
+            /* with --compute-us or --compute each rank timed its own calls after the barrier:
+             * report their mean over ranks, as the trainer's CSV does; else the slowest rank's loop */
+            int paced = o.compute_us > 0 || ts;
+            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, paced ? MPI_SUM : MPI_MAX, 0, MPI_COMM_WORLD));
+            if (paced) tmax /= nranks;
             long wrong = o.check ? check(impl, o.fp16, &r, buf, count) : -1;
             if (wrong > 0) total_wrong += wrong;
             if (rank == 0) {
@@ -339,7 +371,8 @@ int main(int argc, char **argv) {
     }
     if (csv && fclose(csv)) { fprintf(stderr, "psring-bench-allreduce: --csv %s: %s\n", o.csv, strerror(errno)); total_wrong++; }
     if (rank == 0 && total_wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", total_wrong);
-    ring_buffer_free(&r, buf);
+    if (ts) train_step_free(ts);   /* gives buf back through ring_grads_free */
+    else ring_buffer_free(&r, buf);
     ring_free(&r);
     if (o.impl_hier) hier_free(&hier);
     mpiCheck(MPI_Finalize());

@@ -2,7 +2,7 @@
  *
  *   mpirun -np N psring-bench-ps --servers S -b 64K -e 64M -f 2 [-n 20] [-w 3]
  *          [--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K]
- *          [--compute-us U] [--csv FILE]
+ *          [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE]
  *
  * Ranks 0..S-1 serve, the rest are workers. For each model size B (bytes of float32 parameters)
  * two implementations run back to back in the same processes, same transport, same sizes:
@@ -21,12 +21,20 @@
  * CSV does, the time is each worker's mean over workers, and for the PS the bsp wait at the
  * servers for the round's last push (ps_worker_last_wait, the trainer's wait_ms) is reported apart
  * and taken out: time_s = exchange - wait, the transfer (wait_s column).
+ * --compute mlp:LAYERS:BATCH: the real step instead of a busy loop. Before each round every
+ * worker runs the project's forward + backward of that MLP at that per-worker batch on random
+ * real-shaped data (train_step.c), and the round pushes that very gradient and pulls into that
+ * model's parameters, as psring-train does; the size is the model's gradient (no -b/-e), and the
+ * timing is as with --compute-us (the rounds alone, less the bsp wait). psring model calibrates
+ * with it.
  * Deliberately not here: correctness checks of the PS math (tests/test_ps.c does them). */
 #include "../ps/server.h"
 #include "../ps/worker.h"
 #include "../ps/wire.h"
 #include "../ps/zcheck.h"
 #include "../common/timer.h"
+#include "../model/blas.h"
+#include "train_step.h"
 #include <mpi.h>
 #include <getopt.h>
 #include <string.h>
@@ -52,7 +60,12 @@ typedef struct {
     char bind[256];          /* tcp: address, subnet, interface or auto (ps_server_bind_endpoint) */
     int chunk_kb;            /* --ps-chunk-kb: bsp slice (psring-train's default), 0 = whole shards */
     int compute_us;          /* --compute-us: each worker's CPU work before each round (0 = back to back) */
+    int compute_mlp;         /* --compute mlp:...: the real forward + backward before each round */
+    train_step_spec_t step;  /* its model and batch */
 } bench_opts_t;
+
+/* either pacing: only the rounds are timed, mean over workers, less the bsp wait */
+static int paced(const bench_opts_t *o) { return o->compute_us > 0 || o->compute_mlp; }
 
 static int rank, nprocs;
 
@@ -61,7 +74,7 @@ static void bad_flag(const char *fmt, const char *arg) {
         fprintf(stderr, "psring-bench-ps: ");
         fprintf(stderr, fmt, arg);
         fprintf(stderr, " (usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U] [--csv FILE])\n");
+                "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE])\n");
     }
     MPI_Finalize();
     exit(EXIT_BADINPUT);
@@ -108,15 +121,16 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         { "transport", required_argument, 0, 'T' }, { "sync", required_argument, 0, 'Y' },
         { "csv", required_argument, 0, 'C' }, { "bind", required_argument, 0, 'B' },
         { "ps-chunk-kb", required_argument, 0, 'K' }, { "compute-us", required_argument, 0, 'U' },
+        { "compute", required_argument, 0, 'M' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     opterr = 0;
-    int c;
+    int c, sizes_set = 0;
     while ((c = getopt_long(argc, argv, ":b:e:f:n:w:h", lo, NULL)) != -1) {
         switch (c) {
         case 'S': if (parse_int(optarg, 1, 1 << 20, &o->servers)) bad_flag("--servers wants a positive integer, got '%s'", optarg); break;
-        case 'b': if (parse_size(optarg, &o->min_bytes)) bad_flag("-b wants a size like 64K, got '%s'", optarg); break;
-        case 'e': if (parse_size(optarg, &o->max_bytes)) bad_flag("-e wants a size like 64M, got '%s'", optarg); break;
+        case 'b': sizes_set = 1; if (parse_size(optarg, &o->min_bytes)) bad_flag("-b wants a size like 64K, got '%s'", optarg); break;
+        case 'e': sizes_set = 1; if (parse_size(optarg, &o->max_bytes)) bad_flag("-e wants a size like 64M, got '%s'", optarg); break;
         case 'f': {
             char *end; o->factor = strtod(optarg, &end);
             if (end == optarg || *end || !(o->factor > 1)) bad_flag("-f wants a factor > 1, got '%s'", optarg);
@@ -135,6 +149,12 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             break;
         case 'K': if (parse_int(optarg, 0, 1 << 20, &o->chunk_kb)) bad_flag("--ps-chunk-kb wants an integer in 0..1048576 (0 = whole shards), got '%s'", optarg); break;
         case 'U': if (parse_int(optarg, 0, 10000000, &o->compute_us)) bad_flag("--compute-us wants an integer in 0..10000000 (us of CPU time per round), got '%s'", optarg); break;
+        case 'M': {
+            char err[512];
+            if (train_step_parse(optarg, &o->step, err, sizeof err)) bad_flag("%s", err);
+            o->compute_mlp = 1;
+            break;
+        }
         case 'B':
             if (!optarg[0] || strlen(optarg) >= sizeof o->bind) bad_flag("--bind wants an address, subnet or interface, got '%s'", optarg);
             strcpy(o->bind, optarg);
@@ -145,7 +165,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             break;
         case 'h':
             if (rank == 0) printf("usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U] [--csv FILE]\n");
+                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE]\n");
             MPI_Finalize();
             exit(0);
         case ':': bad_flag("%s needs a value", argv[optind - 1]); break;
@@ -153,6 +173,9 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         }
     }
     if (optind < argc) bad_flag("unexpected argument '%s'", argv[optind]);
+    if (o->compute_mlp && o->compute_us > 0) bad_flag("--compute and --compute-us are alternatives: give one%s", "");
+    if (o->compute_mlp && sizes_set) bad_flag("--compute times the model's own gradient: leave out -b and -e%s", "");
+    if (o->compute_mlp) o->min_bytes = o->max_bytes = 4 * mlp_count_params(o->step.sizes, o->step.nsizes);
     if (o->min_bytes > o->max_bytes) bad_flag("-b is larger than -e%s", "");
     if (o->servers >= nprocs) bad_flag("--servers must be below the number of processes%s", "");
 }
@@ -233,12 +256,13 @@ static void raw_server(void *ctx, const char *want, char *all, size_t chunk, int
     free(reply);
 }
 
-static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t bytes, MPI_Comm wcomm) {
+static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t bytes, MPI_Comm wcomm, train_step_t *ts) {
     int S = o->servers;
     void **d = xcalloc(S, sizeof(void *));
     size_t *lo = xcalloc(S, sizeof(size_t)), *len = xcalloc(S, sizeof(size_t));
-    char *send = xcalloc(bytes, 1), *recv = xcalloc(bytes, 1);
-    memset(send, 1, bytes);
+    char *own = ts ? NULL : xcalloc(bytes, 1), *recv = xcalloc(bytes, 1);
+    if (own) memset(own, 1, bytes);
+    char *send = ts ? (char *)ts->m.grads : own;   /* --compute: the step's gradient */
     exchange_endpoints(NULL, all);
     for (int s = 0; s < S; s++) {
         ps_shard_range(bytes / 4, S, s, &lo[s], &len[s]);
@@ -252,7 +276,8 @@ static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t byt
     double t0 = 0, tsum = 0;
     for (int it = 0; it < o->warmup + o->iters; it++) {
         if (it == o->warmup) { mpiCheck(MPI_Barrier(wcomm)); t0 = timer_now(); }
-        if (o->compute_us > 0) cpu_work_us(o->compute_us);
+        if (ts) train_step_run(ts);
+        else if (o->compute_us > 0) cpu_work_us(o->compute_us);
         double r0 = timer_now();
         for (int s = 0; s < S; s++) {
             zmq_msg_t m;
@@ -267,9 +292,9 @@ static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t byt
         if (it >= o->warmup) tsum += timer_now() - r0;
     }
     /* with --compute-us only the rounds count, else the whole timed loop */
-    double t = o->compute_us > 0 ? tsum : timer_now() - t0;
+    double t = paced(o) ? tsum : timer_now() - t0;
     for (int s = 0; s < S; s++) zmqCheck(zmq_close(d[s]));
-    free(d); free(lo); free(len); free(send); free(recv);
+    free(d); free(lo); free(len); free(own); free(recv);
     return t;
 }
 
@@ -286,10 +311,11 @@ static void ps_serve(void *ctx, const bench_opts_t *o, const char *want, char *a
     ps_server_free(s);
 }
 
-/* returns the timed rounds' seconds; *wait_s: with --compute-us, their seconds of bsp wait at the
- * servers (ps_worker_last_wait), already taken out of the return value */
+/* returns the timed rounds' seconds; *wait_s: with --compute-us or --compute, their seconds of bsp
+ * wait at the servers (ps_worker_last_wait), already taken out of the return value. ts: the
+ * --compute step, whose gradient is pushed and whose parameters are pulled (else own buffers) */
 static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count, MPI_Comm wcomm, int wrank, int nworkers,
-                      double *wait_s) {
+                      double *wait_s, train_step_t *ts) {
     exchange_endpoints(NULL, all);
     char **eps = xcalloc(o->servers, sizeof(char *));
     for (int s = 0; s < o->servers; s++) eps[s] = all + (size_t)s * EP_LEN;
@@ -297,14 +323,16 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
                              .state_per_param = 1, .peer_timeout = 30, .mpi_rank = rank,
                              .chunk = o->sync == SYNC_BSP ? (size_t)o->chunk_kb * 1024 / 4 : 0 };
     ps_worker_t *w = ps_worker_create(ctx, &c, eps);
-    float *params = xcalloc(count, sizeof(float)), *grads = xcalloc(count, sizeof(float));
-    for (size_t i = 0; i < count; i++) grads[i] = (float)((wrank + 1) * (i % 97 + 1)) * 1e-3f;
+    float *own_p = ts ? NULL : xcalloc(count, sizeof(float)), *own_g = ts ? NULL : xcalloc(count, sizeof(float));
+    float *params = ts ? ts->m.params : own_p, *grads = ts ? ts->m.grads : own_g;
+    if (own_g) for (size_t i = 0; i < count; i++) own_g[i] = (float)((wrank + 1) * (i % 97 + 1)) * 1e-3f;
     if (wrank == 0) ps_worker_init_params(w, params);
     ps_worker_pull(w, params);
     double t0 = 0, tsum = 0, wsum = 0;
     for (int it = 0; it < o->warmup + o->iters; it++) {
         if (it == o->warmup) { mpiCheck(MPI_Barrier(wcomm)); t0 = timer_now(); }
-        if (o->compute_us > 0) cpu_work_us(o->compute_us);
+        if (ts) train_step_run(ts);
+        else if (o->compute_us > 0) cpu_work_us(o->compute_us);
         double r0 = timer_now();
         if (ps_worker_step(w, params, grads, 1e-6f) != 0) die("ps worker %d: step %d failed", wrank, it);
         if (it >= o->warmup) {
@@ -314,8 +342,8 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
     }
     /* with --compute-us: the rounds alone, less the wait for the round's last push (the
      * trainer's exchange_ms - wait_ms); else the whole timed loop, as before */
-    double t = o->compute_us > 0 ? tsum - wsum : timer_now() - t0;
-    *wait_s = o->compute_us > 0 ? wsum : 0;
+    double t = paced(o) ? tsum - wsum : timer_now() - t0;
+    *wait_s = paced(o) ? wsum : 0;
     size_t rl = PS_ST_FIELDS + PS_HIST + nworkers;
     double **rep = xcalloc(o->servers, sizeof(double *));
     for (int s = 0; s < o->servers; s++) rep[s] = xcalloc(rl, sizeof(double));
@@ -323,11 +351,15 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
     for (int s = 0; s < o->servers; s++) free(rep[s]);
     free(rep);
     ps_worker_free(w);
-    free(params); free(grads); free(eps);
+    free(own_p); free(own_g); free(eps);
     return t;
 }
 
 int main(int argc, char **argv) {
+    /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
+     * re-exec this process, so before MPI starts) */
+    char blaslog[512] = "";
+    blas_setup(argc, argv, 1, blaslog, sizeof blaslog);
     mpiCheck(MPI_Init(&argc, &argv));
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
@@ -341,6 +373,11 @@ int main(int argc, char **argv) {
     void *ctx;
     zmqCheckPtr(ctx, zmq_ctx_new());
     char *all = xcalloc((size_t)nprocs, EP_LEN);
+    train_step_t step, *ts = NULL;
+    if (o.compute_mlp && is_worker) {   /* each worker its own data, as the trainer's shards */
+        train_step_init(&step, &o.step, NULL, 1 + (uint64_t)wrank);
+        ts = &step;
+    }
     FILE *csv = NULL;
     if (rank == S) {
         if (o.csv[0]) {
@@ -353,6 +390,10 @@ int main(int argc, char **argv) {
                "(optim_step), %d iterations after %d warm-up, ps slices %d KiB (bsp; 0 = whole shards)\n", N, S,
                o.transport, sync_name(o.sync), o.iters, o.warmup, o.sync == SYNC_BSP ? o.chunk_kb : 0);
         printf("# goodput = push + pull payload bytes / time; aggregate = sum over workers\n");
+        if (o.compute_mlp)
+            printf("# --compute: each worker runs forward + backward of its MLP (%zu parameters, batch %d) before each "
+                   "round and pushes that gradient; time = the rounds alone, mean over workers, ps less its bsp wait "
+                   "(wait(ms) column)\n", mlp_count_params(o.step.sizes, o.step.nsizes), o.step.batch);
         if (o.compute_us > 0)
             printf("# --compute-us %d: each worker works %d us of CPU time before each round; time = the rounds alone, "
                    "mean over workers, ps less its bsp wait (wait(ms) column)\n", o.compute_us, o.compute_us);
@@ -378,17 +419,17 @@ int main(int argc, char **argv) {
                     ps_serve(ctx, &o, want, all, count, N);
                 }
             } else {
-                t = impl == 0 ? raw_worker(ctx, &o, all, bytes, wcomm) : ps_work(ctx, &o, all, count, wcomm, wrank, N, &wait);
+                t = impl == 0 ? raw_worker(ctx, &o, all, bytes, wcomm, ts) : ps_work(ctx, &o, all, count, wcomm, wrank, N, &wait, ts);
             }
             /* per-worker goodput averaged, aggregate = sum */
             double gp = is_worker && t > 0 ? 2.0 * bytes * o.iters / t / 1e9 : 0, sum = 0;
             mpiCheck(MPI_Reduce(&gp, &sum, 1, MPI_DOUBLE, MPI_SUM, S, MPI_COMM_WORLD));
-            /* with --compute-us each worker timed its own rounds: their mean over workers, as
-             * psring-train's CSV reports; else the slowest worker's loop */
+            /* paced (--compute-us, --compute) each worker timed its own rounds: their mean over
+             * workers, as psring-train's CSV reports; else the slowest worker's loop */
             double tmax = 0, wmean = 0;
-            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, o.compute_us > 0 ? MPI_SUM : MPI_MAX, S, MPI_COMM_WORLD));
+            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, paced(&o) ? MPI_SUM : MPI_MAX, S, MPI_COMM_WORLD));
             mpiCheck(MPI_Reduce(&wait, &wmean, 1, MPI_DOUBLE, MPI_SUM, S, MPI_COMM_WORLD));
-            if (o.compute_us > 0) tmax /= N;
+            if (paced(&o)) tmax /= N;
             wmean /= N;
             if (rank == S) {
                 if (impl == 0) raw_agg = sum;
@@ -404,6 +445,7 @@ int main(int argc, char **argv) {
         }
     }
     if (csv && fclose(csv) != 0) die("closing --csv %s failed", o.csv);
+    if (ts) train_step_free(ts);
     free(all);
     zmqCheck(zmq_ctx_term(ctx));
     mpiCheck(MPI_Comm_free(&wcomm));

@@ -16,7 +16,8 @@ EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_k
 
 # psring-bench-ps (source in src/bench, built from here: it is the PS's own benchmark)
 bin_PROGRAMS += psring-bench-ps
-psring_bench_ps_SOURCES = src/bench/ps.c
+psring_bench_ps_SOURCES = src/bench/ps.c src/bench/train_step.c
+noinst_HEADERS += src/bench/train_step.h
 psring_bench_ps_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS)
 psring_bench_ps_LDADD = src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
   $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm

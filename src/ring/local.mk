@@ -17,9 +17,9 @@ tests_test_ring_LDADD = src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) -l
 
 # the allreduce benchmark lives in src/bench but is built from here: it is the ring's program
 bin_PROGRAMS += psring-bench-allreduce
-psring_bench_allreduce_SOURCES = src/bench/allreduce.c
+psring_bench_allreduce_SOURCES = src/bench/allreduce.c src/bench/train_step.c
 psring_bench_allreduce_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-psring_bench_allreduce_LDADD = $(PSRING_CUDA_FIRST) src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) -lpthread -lm
+psring_bench_allreduce_LDADD = $(PSRING_CUDA_FIRST) src/ring/libring.a src/model/libmodel.a src/common/libcommon.a $(MPI_LIBS) $(BLAS_LIBS) -lpthread -lm
 EXTRA_DIST += src/bench/allreduce_cuda.c
 noinst_HEADERS += src/bench/allreduce_cuda.h
 # --device cuda where it cannot run (every build: a hidden GPU, or no CUDA at all)

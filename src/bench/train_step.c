@@ -1,0 +1,73 @@
+/* train_step.c: a worker's real forward + backward before a timed exchange (see train_step.h).
+ * Not an imitation of a step's memory traffic or a busy loop: the trainer's own layers, so the
+ * caches, the cores' frequency and the other processes meet the exchange as they do in training. */
+#include "train_step.h"
+#include "common/check.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+
+int train_step_parse(const char *spec, train_step_spec_t *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    if (strncmp(spec, "mlp:", 4) != 0) {
+        snprintf(err, errlen, "--compute wants mlp:LAYERS:BATCH (e.g. mlp:784,512,256,10:64), got '%s'", spec);
+        return -1;
+    }
+    const char *layers = spec + 4, *colon = strrchr(layers, ':');
+    if (!colon || colon == layers) {
+        snprintf(err, errlen, "--compute wants mlp:LAYERS:BATCH (e.g. mlp:784,512,256,10:64), got '%s'", spec);
+        return -1;
+    }
+    char lbuf[512];
+    size_t ll = (size_t)(colon - layers);
+    if (ll >= sizeof lbuf) { snprintf(err, errlen, "--compute: layer list too long in '%s'", spec); return -1; }
+    memcpy(lbuf, layers, ll);
+    lbuf[ll] = 0;
+    char lerr[256];
+    int n = mlp_parse_layers(lbuf, out->sizes, MLP_MAX_SIZES, lerr, sizeof lerr);
+    if (n < 0) { snprintf(err, errlen, "--compute '%s': %s", spec, lerr); return -1; }
+    out->nsizes = n;
+    char *end;
+    errno = 0;
+    long b = strtol(colon + 1, &end, 10);
+    if (errno || end == colon + 1 || *end || b < 1 || b > 65536) {
+        snprintf(err, errlen, "--compute '%s': the batch must be an integer in 1..65536, got '%s'", spec, colon + 1);
+        return -1;
+    }
+    out->batch = (int)b;
+    return 0;
+}
+
+void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allocator_t *ga, uint64_t seed) {
+    memset(t, 0, sizeof *t);
+    mlp_init_alloc(&t->m, s->sizes, s->nsizes, s->batch, seed, ga);
+    t->batch = s->batch;
+    size_t nx = (size_t)s->batch * (size_t)s->sizes[0];
+    t->x = xcalloc(nx, sizeof(float));
+    t->y = xcalloc((size_t)s->batch, 1);
+    /* MNIST-like: pixels in [0, 1), uniform labels; a fixed LCG so every run does the same work */
+    uint64_t r = seed * 6364136223846793005ull + 1442695040888963407ull;
+    for (size_t i = 0; i < nx; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        t->x[i] = (float)(r >> 40) / (float)(1u << 24);
+    }
+    int classes = s->sizes[s->nsizes - 1];
+    for (int i = 0; i < s->batch; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        t->y[i] = (uint8_t)((r >> 33) % (uint64_t)classes);
+    }
+}
+
+void train_step_run(train_step_t *t) {
+    mlp_zero_grad(&t->m);
+    mlp_forward(&t->m, t->x, t->y, t->batch);
+    mlp_backward(&t->m, t->x, t->y, t->batch, NULL, NULL);
+}
+
+void train_step_free(train_step_t *t) {
+    mlp_free(&t->m);
+    free(t->x);
+    free(t->y);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,36 @@
+/* train_step.h: one worker's real training step (forward + backward of the project's MLP) for the
+ * benchmarks that time an exchange primitive under the work that precedes it in training
+ * (psring-calibrate, psring-bench-ps, psring-bench-allreduce: --compute mlp:LAYERS:BATCH).
+ * It runs src/model's mlp_forward / mlp_backward on random, real-shaped data (a batch of inputs
+ * in [0, 1), labels in 0..classes-1) and leaves the gradient in the model's gradient buffer, from
+ * the caller's allocator (e.g. ring_buffer_alloc, as the trainer's ring does). It does not
+ * exchange, apply an optimizer, read MNIST or time anything. */
+#ifndef PSRING_TRAIN_STEP_H
+#define PSRING_TRAIN_STEP_H
+#include <stddef.h>
+#include <stdint.h>
+#include "model/mlp.h"
+
+typedef struct {
+    int sizes[MLP_MAX_SIZES];
+    int nsizes;
+    int batch;          /* per worker, as psring-train's --batch (weak scaling) */
+} train_step_spec_t;
+
+typedef struct {
+    mlp_t m;            /* m.params, m.grads (m.nparams floats) */
+    float *x;           /* (batch, sizes[0]) */
+    uint8_t *y;         /* (batch) */
+    int batch;
+} train_step_t;
+
+/* Parses "mlp:784,512,256,10:64" (layer widths as psring-train's --layers takes them, then the
+ * per-worker batch in 1..65536); 0, or -1 with a one-line reason in err. */
+int train_step_parse(const char *spec, train_step_spec_t *out, char *err, size_t errlen);
+/* The model (PyTorch-style init from seed) and its random batch; ga NULL: gradients on the heap. */
+void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allocator_t *ga, uint64_t seed);
+/* One step's compute: clear the gradient, forward, backward (the gradient is then final). */
+void train_step_run(train_step_t *t);
+void train_step_free(train_step_t *t);
+
+#endif
