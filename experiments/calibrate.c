@@ -2,7 +2,7 @@
  * (experiments/model). Run with two MPI ranks:
  *
  *   mpirun -np 2 psring-calibrate [--max-bytes N] [--agg-bytes N] [--ps-chunk-kb K] [--reps R]
- *                                 [--step-bytes n [--working-set-bytes W] [--chunk-kb C]]
+ *                                 [--compute mlp:LAYERS:BATCH [--chunk-kb C]]
  *
  * It measures, on this machine:
  *   alpha_mpi, beta_mpi   MPI ping-pong (what the ring uses): one-way time = alpha + bytes x beta,
@@ -20,15 +20,18 @@
  * psring-bench-allreduce on 4 ranks: this program runs on exactly 2.)
  *   gamma                 seconds per byte to add one float buffer into another (the reduction)
  *   delta                 seconds per byte of gradient for one SGD-momentum update (PS servers)
- * and, with --step-bytes n (the gradient the model is asked about), the ring's two primitives under
- * the conditions of a training step (both ranks at once, and before every timed repetition each
- * rank replays a step's memory traffic, step_replay below, so the caches hold what a step leaves):
+ * and, with --compute mlp:LAYERS:BATCH (the model the cost model is asked about, at psring-train's
+ * per-worker batch), the ring's primitives under the real training step: before every timed
+ * repetition each rank runs the project's forward + backward of that MLP on random real-shaped
+ * data (src/bench/train_step.c), which writes the gradient that is then exchanged, in a
+ * ring_buffer_alloc buffer as the trainer's; n = the gradient's bytes (4 x parameters):
  *   beta_ring_step        the hop (MPI_Sendrecv) fitted over 4 KiB .. n, sent from the gradient
  *   gamma_ring_step       ring_add of --chunk-kb chunks (the ring's receive slot) into the whole
  *                         gradient, seconds per byte of gradient
  *   alpha_shm_step,       ring_allreduce on a ring_buffer_alloc buffer (the load/store path the
- *   beta_shm_step         trainer's ring takes on one host: two counter waits, then each rank loads
- *                         and stores 2 x bytes): t = alpha + bytes x beta fitted over 4 KiB .. n;
+ *   beta_shm_step         trainer's ring takes on one host: a barrier, as ring_exchange.c's step(),
+ *                         then the allreduce: two counter waits, then each rank loads and stores
+ *                         2 x bytes): t = alpha + bytes x beta fitted over 4 KiB .. n;
  *                         omitted when the buffer is not shared (PSRING_RING_SHM=0)
  * Without it, the 16 MiB buffers above are larger than the caches: they price bytes that come
  * from memory, which is not where a 2 MB gradient comes from right after backward.
@@ -48,6 +51,8 @@
 #include "common/timer.h"
 #include "model/optim.h"
 #include "ring/ring_allreduce.h"
+#include "model/blas.h"
+#include "bench/train_step.h"
 
 #define mpiCheck(call) do { \
     int rc_ = (call); \
@@ -103,37 +108,15 @@ static double pingpong_zmq(int rank, void *sock, char *buf, size_t bytes, int re
     return best;
 }
 
-/* ---- a training step's memory traffic, replayed before each timed ring primitive ----
- * Between two exchanges a worker's step runs the optimizer (reads and writes parameters, momentum
- * and gradient), forward (reads parameters, writes activations) and backward (reads parameters and
- * activations, writes the gradient last). `other` plays the parameters (its first n bytes),
- * momentum and activations: --working-set-bytes, everything a step touches besides the gradient.
- * The replay is one read-write pass over it, then backward's pass: read the parameters, write the
- * gradient. Whole passes in the step's order, no tuning: what stays in which cache level is then
- * decided by the hardware, as in training. */
-typedef struct {
-    float *other;       /* parameters, momentum, activations */
-    size_t other_n;     /* floats */
-} step_state_t;
-
-static void step_replay(const step_state_t *st, float *grad, size_t grad_n) {
-    float *o = st->other;
-    for (size_t i = 0; i < st->other_n; i++) o[i] = 0.5f * o[i] + 1.0f;   /* optimizer, forward */
-    for (size_t lo = 0; lo < grad_n; lo += st->other_n) {                     /* backward */
-        size_t len = grad_n - lo < st->other_n ? grad_n - lo : st->other_n;
-        for (size_t i = 0; i < len; i++) grad[lo + i] = 1e-3f * o[i];
-    }
-}
-
 /* the ring's hop: both ranks send and receive `bytes` of grad at once, as every rank does at
- * every hop of the ring; with st, each repetition first replays a training step (st NULL: back to
- * back, the network-link point); the minimum over repetitions, like the other link points */
-static double exchange_step(int rank, const step_state_t *st, float *grad, size_t grad_n, char *rbuf,
-                            size_t bytes, int reps) {
+ * every hop of the ring; with ts, each repetition first runs the training step, whose backward
+ * writes grad (ts NULL: back to back, the network-link point); the minimum over repetitions, like
+ * the other link points */
+static double exchange_step(int rank, train_step_t *ts, float *grad, char *rbuf, size_t bytes, int reps) {
     double best = 1e30;
     int peer = 1 - rank;
     for (int r = 0; r < reps; r++) {
-        if (st) step_replay(st, grad, grad_n);
+        if (ts) train_step_run(ts);
         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
         double t0 = timer_now();
         mpiCheck(MPI_Sendrecv(grad, (int)bytes, MPI_BYTE, peer, 9, rbuf, (int)bytes, MPI_BYTE, peer, 9,
@@ -144,15 +127,16 @@ static double exchange_step(int rank, const step_state_t *st, float *grad, size_
     return best;
 }
 
-/* the ring's reduction after a replayed step: chunk after chunk of a --chunk-kb receive slot
- * (just written by the receive, so hot) added into the gradient with the ring's own ring_add, on
- * both ranks at once as in an allreduce; seconds per byte of gradient, the ranks' mean of their
- * minimum over repetitions */
-static double reduce_step(const step_state_t *st, float *grad, size_t grad_n, float *slot, size_t chunk_n,
-                          int reps) {
+/* the ring's reduction after the training step: chunk after chunk of a --chunk-kb receive slot
+ * (just written by the receive, so hot) added into the step's gradient with the ring's own
+ * ring_add, on both ranks at once as in an allreduce; seconds per byte of gradient, the ranks'
+ * mean of their minimum over repetitions */
+static double reduce_step(train_step_t *ts, float *slot, size_t chunk_n, int reps) {
     double best = 1e30;
+    float *grad = ts->m.grads;
+    size_t grad_n = ts->m.nparams;
     for (int r = 0; r < reps; r++) {
-        step_replay(st, grad, grad_n);
+        train_step_run(ts);
         for (size_t i = 0; i < chunk_n; i++) slot[i] = 1e-3f * (float)(i % 89);   /* the receive */
         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
         double t0 = timer_now();
@@ -166,16 +150,18 @@ static double reduce_step(const step_state_t *st, float *grad, size_t grad_n, fl
     return sum / 2 / ((double)grad_n * sizeof(float));
 }
 
-/* the ring's load/store path after a replayed step: ring_allreduce on the first `count` floats of
- * a ring_buffer_alloc buffer (an MPI-3 shared window on this host, the trainer's gradients), each
- * repetition after both ranks replayed a step into it, as the trainer's exchange follows backward;
- * the minimum over repetitions, like the other link points. Returns 0 when the buffer is not in a
- * shared window (PSRING_RING_SHM=0, or ranks on several hosts): no load/store path to time. */
-static double shm_step(ring_t *ring, const step_state_t *st, float *grad, size_t grad_n, size_t count, int reps) {
+/* the ring's load/store path after the training step: ring_allreduce on the first `count` floats
+ * of the step's gradient, a ring_buffer_alloc buffer (an MPI-3 shared window on this host, as the
+ * trainer's gradients), each repetition after both ranks ran forward + backward into it and met
+ * at a barrier, as ring_exchange.c's step() does; the minimum over repetitions, like the other
+ * link points. Returns 0 when the buffer is not in a shared window (PSRING_RING_SHM=0, or ranks on
+ * several hosts): no load/store path to time. */
+static double shm_step(ring_t *ring, train_step_t *ts, size_t count, int reps) {
+    float *grad = ts->m.grads;
     if (!ring_buffer_shared(ring, grad, count)) return 0;
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        step_replay(st, grad, grad_n);
+        train_step_run(ts);
         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
         double t0 = timer_now();
         ring_allreduce(ring, grad, count);
@@ -318,10 +304,20 @@ static double aggregate_zmq(int rank, int K, size_t bytes, size_t slice, int rou
     return result;
 }
 
+/* the model's gradient buffer from the ring (mlp_allocator_t), as psring-train's ring exchange
+ * hands it to mlp_init_alloc */
+static float *ring_grads_alloc(void *ctx, size_t n) { return ring_buffer_alloc(ctx, n); }
+static void ring_grads_free(void *ctx, float *p) { ring_buffer_free(ctx, p); }
+
 int main(int argc, char **argv) {
-    size_t max_bytes = 16u << 20, agg_bytes = 2u << 20, step_bytes = 0, ws_bytes = 0, chunk_bytes = 256u << 10,
+    size_t max_bytes = 16u << 20, agg_bytes = 2u << 20, step_bytes = 0, chunk_bytes = 256u << 10,
            ps_slice = 1024u << 10;   /* psring-train's --ps-chunk-kb default (PS_CHUNK_KB_DEFAULT) */
     int reps = 20;
+    train_step_spec_t spec;
+    /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
+     * re-exec this process, so before MPI starts) */
+    char blaslog[512] = "";
+    blas_setup(argc, argv, 1, blaslog, sizeof blaslog);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
             char *end;
@@ -333,12 +329,10 @@ int main(int argc, char **argv) {
             long long v = strtoll(argv[++i], &end, 10);
             if (*end || v < 4096 || v > (1ll << 30)) die_input("--agg-bytes must be an integer in [4096, 2^30]: got '%s'", argv[i]);
             agg_bytes = (size_t)v;
-        } else if ((!strcmp(argv[i], "--step-bytes") || !strcmp(argv[i], "--working-set-bytes")) && i + 1 < argc) {
-            const char *flag = argv[i];
-            char *end;
-            long long v = strtoll(argv[++i], &end, 10);
-            if (*end || v < 4096 || v > (1ll << 30)) die_input("%s must be an integer in [4096, 2^30]: got '%s'", flag, argv[i]);
-            if (!strcmp(flag, "--step-bytes")) step_bytes = (size_t)v; else ws_bytes = (size_t)v;
+        } else if (!strcmp(argv[i], "--compute") && i + 1 < argc) {
+            char err[512];
+            if (train_step_parse(argv[++i], &spec, err, sizeof err)) die_input("psring-calibrate: %s", err);
+            step_bytes = 4 * mlp_count_params(spec.sizes, spec.nsizes);
         } else if (!strcmp(argv[i], "--chunk-kb") && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
@@ -356,13 +350,14 @@ int main(int argc, char **argv) {
             reps = (int)v;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: mpirun -np 2 psring-calibrate [--max-bytes N] [--agg-bytes N] [--ps-chunk-kb K] [--reps R]\n"
-                   "                 [--step-bytes n [--working-set-bytes W] [--chunk-kb C]]\n"
+                   "                 [--compute mlp:LAYERS:BATCH [--chunk-kb C]]\n"
                    "prints alpha/beta (MPI and ZeroMQ ping-pong), beta_host_k1/2/4 (K concurrent ZeroMQ clients\n"
                    "pushing and pulling --agg-bytes, default 2 MiB, in K KiB slices as psring-train's bsp, default\n"
                    "1024, 0 = whole), gamma (float add), delta (SGD update) as CSV;\n"
-                   "with --step-bytes n (the gradient) also beta_ring_step and gamma_ring_step: the ring's hop and\n"
-                   "its reduction of C KiB chunks (default 256) at that size, each after a replayed training step\n"
-                   "that streams W bytes (parameters, momentum, activations; default 2 n) then writes the gradient\n");
+                   "with --compute mlp:LAYERS:BATCH (e.g. mlp:784,512,256,10:64) also beta_ring_step, gamma_ring_step\n"
+                   "and alpha/beta_shm_step: the ring's hop, its reduction of C KiB chunks (default 256) and its\n"
+                   "load/store allreduce at the gradient's size, each after that MLP's forward + backward at that\n"
+                   "batch (the real training step), which writes the gradient that is then exchanged\n");
             return 0;
         } else {
             die_input("psring-calibrate: unknown or incomplete option '%s' (see --help)", argv[i]);
@@ -396,9 +391,9 @@ int main(int argc, char **argv) {
     char *rbuf = xcalloc(max_bytes, 1);
     n = 0;
     for (size_t b = 4096; b <= max_bytes && n < MAXPTS; b *= 2) {
-        exchange_step(rank, NULL, (float *)buf, 0, rbuf, b, 2);
+        exchange_step(rank, NULL, (float *)buf, rbuf, b, 2);
         x[n] = (double)b;
-        t[n++] = exchange_step(rank, NULL, (float *)buf, 0, rbuf, b, reps);
+        t[n++] = exchange_step(rank, NULL, (float *)buf, rbuf, b, reps);
     }
     double a_ring, b_ring;
     fit(x, t, n, &a_ring, &b_ring);
@@ -409,45 +404,47 @@ int main(int argc, char **argv) {
     double b_ring_step = 0, g_ring_step = 0, a_shm = 0, b_shm = 0;
     int have_shm = 0;
     if (step_bytes) {
-        if (!ws_bytes) ws_bytes = 2 * step_bytes;
-        size_t grad_n = step_bytes / sizeof(float), chunk_n = chunk_bytes / sizeof(float);
-        step_state_t st = { xcalloc(ws_bytes / sizeof(float), sizeof(float)), ws_bytes / sizeof(float) };
-        float *grad = xcalloc(grad_n, sizeof(float)), *slot = xcalloc(chunk_n, sizeof(float));
+        size_t chunk_n = chunk_bytes / sizeof(float);
+        /* the gradient in the ring's shared window, as psring-train's ring on one host */
+        ring_t ring;
+        train_step_t ts;
+        size_t grad_n = step_bytes / sizeof(float);
+        ring_init(&ring, MPI_COMM_WORLD, grad_n, chunk_bytes);
+        mlp_allocator_t ga = { ring_grads_alloc, ring_grads_free, &ring };
+        train_step_init(&ts, &spec, &ga, 1 + (uint64_t)rank);
+        float *grad = ts.m.grads, *slot = xcalloc(chunk_n, sizeof(float));
         char *srbuf = xcalloc(step_bytes, 1);
         n = 0;
         for (size_t b = 4096; b <= step_bytes && n < MAXPTS; b *= 2) {
-            exchange_step(rank, &st, grad, grad_n, srbuf, b, 2);
+            exchange_step(rank, &ts, grad, srbuf, b, 2);
             x[n] = (double)b;
-            t[n++] = exchange_step(rank, &st, grad, grad_n, srbuf, b, reps);
+            t[n++] = exchange_step(rank, &ts, grad, srbuf, b, reps);
         }
         double a_unused;
         fit(x, t, n, &a_unused, &b_ring_step);
-        reduce_step(&st, grad, grad_n, slot, chunk_n, 2);
-        g_ring_step = reduce_step(&st, grad, grad_n, slot, chunk_n, reps);
+        reduce_step(&ts, slot, chunk_n, 2);
+        g_ring_step = reduce_step(&ts, slot, chunk_n, reps);
         /* the load/store path (the trainer's ring on one host): per-call latency and seconds per
          * byte of gradient (each rank loads and stores 2 x bytes), fitted over 4 KiB .. n */
-        ring_t ring;
-        ring_init(&ring, MPI_COMM_WORLD, grad_n, chunk_bytes);
-        float *sgrad = ring_buffer_alloc(&ring, grad_n);
         n = 0;
         for (size_t b = 4096; b <= step_bytes && n < MAXPTS; b *= 2) {
             size_t cnt = b / sizeof(float);
-            if (shm_step(&ring, &st, sgrad, grad_n, cnt, 2) == 0) break;
+            if (shm_step(&ring, &ts, cnt, 2) == 0) break;
             x[n] = (double)(cnt * sizeof(float));
-            t[n++] = shm_step(&ring, &st, sgrad, grad_n, cnt, reps);
+            t[n++] = shm_step(&ring, &ts, cnt, reps);
         }
         if (n >= 2) {
             /* the gradient's own size is the point the model is asked about: include it */
             x[n] = (double)(grad_n * sizeof(float));
-            t[n++] = shm_step(&ring, &st, sgrad, grad_n, grad_n, reps);
+            t[n++] = shm_step(&ring, &ts, grad_n, reps);
             fit(x, t, n, &a_shm, &b_shm);
             /* the intercept is the two counter waits; the smallest call is its honest bound */
             if (a_shm == 0 || t[0] < a_shm) a_shm = t[0];
             have_shm = 1;
         }
-        ring_buffer_free(&ring, sgrad);
+        train_step_free(&ts);   /* gives the window back through ring_grads_free */
         ring_free(&ring);
-        free(st.other); free(grad); free(slot); free(srbuf);
+        free(slot); free(srbuf);
     }
 
     /* ZeroMQ over TCP loopback: rank 0 binds an ephemeral port and tells rank 1 */
@@ -526,7 +523,7 @@ int main(int argc, char **argv) {
                 printf("beta_shm_step,%.9g,s/byte\n", b_shm);
             }
             printf("step_bytes,%zu,byte\n", step_bytes);
-            printf("working_set_bytes,%zu,byte\n", ws_bytes);
+            printf("step_batch,%d,count\n", spec.batch);
         }
         free(a); free(g); free(m);
     }

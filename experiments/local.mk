@@ -2,7 +2,7 @@
 # behind the model, and their tests. The scripts run from the source tree; psring dispatches
 # `psring sweep|plot|model` to them.
 bin_PROGRAMS += psring-calibrate
-psring_calibrate_SOURCES = experiments/calibrate.c
+psring_calibrate_SOURCES = experiments/calibrate.c src/bench/train_step.c
 psring_calibrate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS)
 psring_calibrate_LDADD = src/model/libmodel.a src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) -lm
 

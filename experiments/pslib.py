@@ -226,7 +226,7 @@ def ring_shm_time(N, n, alpha_shm, beta_shm, share=1.0):
     """psring's ring on one host, gradients in a shared window (the load/store path, ring_shm.c):
     two counter waits per call (alpha_shm) and each rank loading its segment's N partials and
     storing the sum into all N buffers, 2 x n bytes of memory traffic for any N, priced per byte of
-    gradient (beta_shm, both calibrated at N = 2 after a replayed step); no messages:
+    gradient (beta_shm, both calibrated at N = 2 after the real forward + backward); no messages:
       share (alpha_shm + n beta_shm)"""
     if N <= 1:
         return 0.0

@@ -153,30 +153,39 @@ PY
 # a network link still gets the message ring's formula, printed, and its numbers
 out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal_shm.csv" --link-gbps 10) || fail "model --link-gbps"
 [[ $out == *"2(N-1) alpha + 2(N-1)/N n beta + (N-1)/N n gamma"* ]] || fail "no ring formula for network links: $out"
-# the step's working set psring-calibrate streams: parameters and momentum (2 x 4 x 535818) plus
-# mlp.c's activations at batch 64: 4*64*(784 + 778 + 10 + 2*512) = 664576 -> 4951120
-python3 - "$TOP_SRCDIR/experiments" <<'PY' || fail "working set"
+# the step the calibration runs before each primitive: the model's layers at psring-train's
+# per-worker batch; calibrating needs the layers (a bare --params has no step to run): one line, 2
+python3 - "$TOP_SRCDIR/experiments" <<'PY' || fail "compute spec"
 import importlib.machinery, importlib.util, sys, os
 sys.path.insert(0, sys.argv[1])
 loader = importlib.machinery.SourceFileLoader("model", os.path.join(sys.argv[1], "model"))
 spec = importlib.util.spec_from_loader("model", loader)
 m = importlib.util.module_from_spec(spec)
 loader.exec_module(m)
-assert m.working_set_bytes(535818, "784,512,256,10") == 4951120, m.working_set_bytes(535818, "784,512,256,10")
-assert m.working_set_bytes(1000) == 8000
+assert m.compute_spec("784,512,256,10") == "mlp:784,512,256,10:64", m.compute_spec("784,512,256,10")
+assert m.compute_spec("784,10", 8) == "mlp:784,10:8"
 PY
+out=$("$TOP_SRCDIR/experiments/model" --calibrate --params 1000 --calibration "$SCRATCH/none.csv" 2>&1); rc=$?
+[[ $rc -eq 2 && $out == *"needs --layers"* && $(wc -l <<<"$out") -eq 1 && ! -e $SCRATCH/none.csv ]] \
+  || fail "calibrate with --params: rc $rc: $out"
 # psring-calibrate itself, tiny sizes: the step keys and the slice come out, bad flags exit 2
 if [[ -x $TOP_BUILDDIR/psring-calibrate ]] && command -v "$MPIRUN" >/dev/null; then
   out=$("$MPIRUN" $MPIRUN_FLAGS -np 2 "$TOP_BUILDDIR/psring-calibrate" --max-bytes 65536 --agg-bytes 100000 --ps-chunk-kb 32 \
-        --step-bytes 65536 --working-set-bytes 131072 --chunk-kb 16 --reps 2 2>&1) || fail "psring-calibrate: $out"
+        --compute mlp:784,16,10:8 --chunk-kb 16 --reps 2 2>&1) || fail "psring-calibrate: $out"
   for k in beta_ring_step gamma_ring_step beta_host_k4 alpha_shm_step beta_shm_step; do
     v=$(awk -F, -v k=$k '$1 == k { print $2 }' <<<"$out")
     awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || fail "psring-calibrate: $k is '$v', not positive: $out"
   done
   [[ $(awk -F, '$1 == "ps_slice_bytes" { print $2 }' <<<"$out") == 32768 ]] || fail "ps_slice_bytes not 32768: $out"
-  [[ $(awk -F, '$1 == "working_set_bytes" { print $2 }' <<<"$out") == 131072 ]] || fail "working_set_bytes: $out"
+  # the step's gradient: 784*16 + 16 + 16*10 + 10 = 12730 parameters = 50920 bytes, at batch 8
+  [[ $(awk -F, '$1 == "step_bytes" { print $2 }' <<<"$out") == 50920 ]] || fail "step_bytes not 50920: $out"
+  [[ $(awk -F, '$1 == "step_batch" { print $2 }' <<<"$out") == 8 ]] || fail "step_batch not 8: $out"
   err=$("$TOP_BUILDDIR/psring-calibrate" --ps-chunk-kb -1 2>&1); rc=$?
   [[ $rc -eq 2 && $err == *"--ps-chunk-kb"* && $(wc -l <<<"$err") -eq 1 ]] || fail "bad --ps-chunk-kb: rc $rc: $err"
+  for bad in "mlp:784,10" "mlp:784,10:0" "cnn:784,10:64" "mlp:784,x,10:64"; do
+    err=$("$TOP_BUILDDIR/psring-calibrate" --compute "$bad" 2>&1); rc=$?
+    [[ $rc -eq 2 && $err == *"--compute"* && $(wc -l <<<"$err") -eq 1 ]] || fail "bad --compute $bad: rc $rc: $err"
+  done
 fi
 out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv" --extrapolate) || fail "extrapolate"
 [[ $(awk '$2 == 1024' <<<"$out" | wc -l) -eq 3 ]] || fail "no 1024-worker rows for 3 link speeds: $out"
