@@ -411,7 +411,7 @@ int main(int argc, char **argv) {
         size_t grad_n = step_bytes / sizeof(float);
         ring_init(&ring, MPI_COMM_WORLD, grad_n, chunk_bytes);
         mlp_allocator_t ga = { ring_grads_alloc, ring_grads_free, &ring };
-        train_step_init(&ts, &spec, &ga, 1 + (uint64_t)rank);
+        train_step_init(&ts, &spec, &ga, 1 + (uint64_t)rank, 1);
         float *grad = ts.m.grads, *slot = xcalloc(chunk_n, sizeof(float));
         char *srbuf = xcalloc(step_bytes, 1);
         n = 0;

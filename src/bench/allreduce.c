@@ -299,7 +299,7 @@ int main(int argc, char **argv) {
     train_step_t step, *ts = NULL;
     if (o.compute_mlp) {   /* the model's gradient is the buffer, each rank its own data */
         mlp_allocator_t ga = { ring_grads_alloc, ring_grads_free, &r };
-        train_step_init(&step, &o.step, &ga, 1 + (uint64_t)rank);
+        train_step_init(&step, &o.step, &ga, 1 + (uint64_t)rank, 1);
         ts = &step;
     }
     float *buf = ts ? ts->m.grads : ring_buffer_alloc(&r, maxcount);

@@ -375,7 +375,7 @@ int main(int argc, char **argv) {
     char *all = xcalloc((size_t)nprocs, EP_LEN);
     train_step_t step, *ts = NULL;
     if (o.compute_mlp && is_worker) {   /* each worker its own data, as the trainer's shards */
-        train_step_init(&step, &o.step, NULL, 1 + (uint64_t)wrank);
+        train_step_init(&step, &o.step, NULL, 1 + (uint64_t)wrank, 0);
         ts = &step;
     }
     FILE *csv = NULL;

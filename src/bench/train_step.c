@@ -39,10 +39,17 @@ int train_step_parse(const char *spec, train_step_spec_t *out, char *err, size_t
     return 0;
 }
 
-void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allocator_t *ga, uint64_t seed) {
+void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allocator_t *ga, uint64_t seed,
+                     int with_optimizer) {
     memset(t, 0, sizeof *t);
     mlp_init_alloc(&t->m, s->sizes, s->nsizes, s->batch, seed, ga);
     t->batch = s->batch;
+    if (with_optimizer) {
+        t->opt.kind = OPTIM_SGD;
+        t->opt.lr = 0.02f;          /* psring-train's defaults (options.c) */
+        t->opt.momentum = 0.9f;
+        t->state = xcalloc(t->m.nparams * optim_state_per_param(&t->opt), sizeof(float));
+    }
     size_t nx = (size_t)s->batch * (size_t)s->sizes[0];
     t->x = xcalloc(nx, sizeof(float));
     t->y = xcalloc((size_t)s->batch, 1);
@@ -60,6 +67,8 @@ void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allo
 }
 
 void train_step_run(train_step_t *t) {
+    /* as psring-train's ring step: ring_exchange.c's optim_step, then model_step's clearing pass */
+    if (t->state) optim_step(&t->opt, t->m.params, t->m.grads, t->state, t->m.nparams, t->opt.lr);
     mlp_zero_grad(&t->m);
     mlp_forward(&t->m, t->x, t->y, t->batch);
     mlp_backward(&t->m, t->x, t->y, t->batch, NULL, NULL);
@@ -67,6 +76,7 @@ void train_step_run(train_step_t *t) {
 
 void train_step_free(train_step_t *t) {
     mlp_free(&t->m);
+    free(t->state);
     free(t->x);
     free(t->y);
     memset(t, 0, sizeof *t);

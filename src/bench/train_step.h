@@ -3,13 +3,17 @@
  * (psring-calibrate, psring-bench-ps, psring-bench-allreduce: --compute mlp:LAYERS:BATCH).
  * It runs src/model's mlp_forward / mlp_backward on random, real-shaped data (a batch of inputs
  * in [0, 1), labels in 0..classes-1) and leaves the gradient in the model's gradient buffer, from
- * the caller's allocator (e.g. ring_buffer_alloc, as the trainer's ring does). It does not
- * exchange, apply an optimizer, read MNIST or time anything. */
+ * the caller's allocator (e.g. ring_buffer_alloc, as the trainer's ring does). With the
+ * optimizer on (a ring worker: every worker applies the averaged gradient itself), each step
+ * starts as the trainer's ring step ends: optim_step (SGD, momentum 0.9, the trainer's defaults)
+ * on the previous gradient, then the clearing pass; a PS worker's step has no optimizer (its
+ * servers run it). It does not exchange, read MNIST or time anything. */
 #ifndef PSRING_TRAIN_STEP_H
 #define PSRING_TRAIN_STEP_H
 #include <stddef.h>
 #include <stdint.h>
 #include "model/mlp.h"
+#include "model/optim.h"
 
 typedef struct {
     int sizes[MLP_MAX_SIZES];
@@ -22,14 +26,19 @@ typedef struct {
     float *x;           /* (batch, sizes[0]) */
     uint8_t *y;         /* (batch) */
     int batch;
+    optim_config_t opt; /* with_optimizer: the ring worker's SGD */
+    float *state;       /* its velocity (nparams), NULL without the optimizer */
 } train_step_t;
 
 /* Parses "mlp:784,512,256,10:64" (layer widths as psring-train's --layers takes them, then the
  * per-worker batch in 1..65536); 0, or -1 with a one-line reason in err. */
 int train_step_parse(const char *spec, train_step_spec_t *out, char *err, size_t errlen);
-/* The model (PyTorch-style init from seed) and its random batch; ga NULL: gradients on the heap. */
-void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allocator_t *ga, uint64_t seed);
-/* One step's compute: clear the gradient, forward, backward (the gradient is then final). */
+/* The model (PyTorch-style init from seed) and its random batch; ga NULL: gradients on the heap.
+ * with_optimizer 1: a ring worker's step (optimizer first), 0: a PS worker's. */
+void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allocator_t *ga, uint64_t seed,
+                     int with_optimizer);
+/* One step's compute: [optimizer on the previous gradient,] clear the gradient, forward,
+ * backward (the gradient is then final), in the trainer's order. */
 void train_step_run(train_step_t *t);
 void train_step_free(train_step_t *t);
 
