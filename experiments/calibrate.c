@@ -108,12 +108,17 @@ static double pingpong_zmq(int rank, void *sock, char *buf, size_t bytes, int re
     return best;
 }
 
+/* STEP_MEAN: a primitive timed after a training step predicts the trainer's exchange_ms, which is
+ * a mean over steps (the CSV's per-step figure), so those points are means over repetitions, as
+ * psring-bench-ps's rounds and the 4-rank benchmark's calls are; a minimum would leave out the
+ * jitter every real step pays (it under-predicted the ring's 0.1 ms exchange at N = 2 by 9-18%).
+ * Back-to-back link points (alpha, beta for networks) stay minima: link physics, not a step. */
 /* the ring's hop: both ranks send and receive `bytes` of grad at once, as every rank does at
  * every hop of the ring; with ts, each repetition first runs the training step, whose backward
- * writes grad (ts NULL: back to back, the network-link point); the minimum over repetitions, like
- * the other link points */
+ * writes grad and the mean over repetitions is returned (STEP_MEAN); ts NULL: back to back, the
+ * network-link point, the minimum over repetitions like the other link points */
 static double exchange_step(int rank, train_step_t *ts, float *grad, char *rbuf, size_t bytes, int reps) {
-    double best = 1e30;
+    double best = 1e30, total = 0;
     int peer = 1 - rank;
     for (int r = 0; r < reps; r++) {
         if (ts) train_step_run(ts);
@@ -123,16 +128,17 @@ static double exchange_step(int rank, train_step_t *ts, float *grad, char *rbuf,
                               MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         double dt = timer_now() - t0;
         if (dt < best) best = dt;
+        total += dt;
     }
-    return best;
+    return ts ? total / reps : best;
 }
 
 /* the ring's reduction after the training step: chunk after chunk of a --chunk-kb receive slot
  * (just written by the receive, so hot) added into the step's gradient with the ring's own
  * ring_add, on both ranks at once as in an allreduce; seconds per byte of gradient, the ranks'
- * mean of their minimum over repetitions */
+ * mean of their mean over repetitions (STEP_MEAN) */
 static double reduce_step(train_step_t *ts, float *slot, size_t chunk_n, int reps) {
-    double best = 1e30;
+    double total = 0;
     float *grad = ts->m.grads;
     size_t grad_n = ts->m.nparams;
     for (int r = 0; r < reps; r++) {
@@ -142,33 +148,30 @@ static double reduce_step(train_step_t *ts, float *slot, size_t chunk_n, int rep
         double t0 = timer_now();
         for (size_t lo = 0; lo < grad_n; lo += chunk_n)
             ring_add(grad + lo, slot, grad_n - lo < chunk_n ? grad_n - lo : chunk_n);
-        double dt = timer_now() - t0;
-        if (dt < best) best = dt;
+        total += timer_now() - t0;
     }
-    double sum = 0;
-    mpiCheck(MPI_Allreduce(&best, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    double mean = total / reps, sum = 0;
+    mpiCheck(MPI_Allreduce(&mean, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     return sum / 2 / ((double)grad_n * sizeof(float));
 }
 
 /* the ring's load/store path after the training step: ring_allreduce on the first `count` floats
  * of the step's gradient, a ring_buffer_alloc buffer (an MPI-3 shared window on this host, as the
  * trainer's gradients), each repetition after both ranks ran forward + backward into it and met
- * at a barrier, as ring_exchange.c's step() does; the minimum over repetitions, like the other
- * link points. Returns 0 when the buffer is not in a shared window (PSRING_RING_SHM=0, or ranks on
+ * at a barrier, as ring_exchange.c's step() does; the mean over repetitions (STEP_MEAN). Returns 0 when the buffer is not in a shared window (PSRING_RING_SHM=0, or ranks on
  * several hosts): no load/store path to time. */
 static double shm_step(ring_t *ring, train_step_t *ts, size_t count, int reps) {
     float *grad = ts->m.grads;
     if (!ring_buffer_shared(ring, grad, count)) return 0;
-    double best = 1e30;
+    double total = 0;
     for (int r = 0; r < reps; r++) {
         train_step_run(ts);
         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
         double t0 = timer_now();
         ring_allreduce(ring, grad, count);
-        double dt = timer_now() - t0;
-        if (dt < best) best = dt;
+        total += timer_now() - t0;
     }
-    return best;
+    return total / reps;
 }
 
 /* ---- concurrent clients: K DEALER threads on rank 1, one ROUTER on rank 0 ----
