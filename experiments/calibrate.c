@@ -112,13 +112,16 @@ static double pingpong_zmq(int rank, void *sock, char *buf, size_t bytes, int re
  * a mean over steps (the CSV's per-step figure), so those points are means over repetitions, as
  * psring-bench-ps's rounds and the 4-rank benchmark's calls are; a minimum would leave out the
  * jitter every real step pays (it under-predicted the ring's 0.1 ms exchange at N = 2 by 9-18%).
- * Back-to-back link points (alpha, beta for networks) stay minima: link physics, not a step. */
+ * The load/store allreduce (the trainer's ring on one host) and the reduction are means.
+ * Back-to-back link points (alpha, beta for networks) stay minima: link physics, not a step; so
+ * does the message ring's hop after a step, only the fallback on one host (exchange_step). */
 /* the ring's hop: both ranks send and receive `bytes` of grad at once, as every rank does at
  * every hop of the ring; with ts, each repetition first runs the training step, whose backward
- * writes grad and the mean over repetitions is returned (STEP_MEAN); ts NULL: back to back, the
- * network-link point, the minimum over repetitions like the other link points */
+ * writes grad (ts NULL: back to back, the network-link point); the minimum over repetitions, like
+ * the other link points: its fit over sizes prices the message ring, which on one host is only
+ * the fallback (PSRING_RING_SHM=0), and minima keep that fit stable */
 static double exchange_step(int rank, train_step_t *ts, float *grad, char *rbuf, size_t bytes, int reps) {
-    double best = 1e30, total = 0;
+    double best = 1e30;
     int peer = 1 - rank;
     for (int r = 0; r < reps; r++) {
         if (ts) train_step_run(ts);
@@ -128,9 +131,8 @@ static double exchange_step(int rank, train_step_t *ts, float *grad, char *rbuf,
                               MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         double dt = timer_now() - t0;
         if (dt < best) best = dt;
-        total += dt;
     }
-    return ts ? total / reps : best;
+    return best;
 }
 
 /* the ring's reduction after the training step: chunk after chunk of a --chunk-kb receive slot
@@ -158,20 +160,25 @@ static double reduce_step(train_step_t *ts, float *slot, size_t chunk_n, int rep
 /* the ring's load/store path after the training step: ring_allreduce on the first `count` floats
  * of the step's gradient, a ring_buffer_alloc buffer (an MPI-3 shared window on this host, as the
  * trainer's gradients), each repetition after both ranks ran forward + backward into it and met
- * at a barrier, as ring_exchange.c's step() does; the mean over repetitions (STEP_MEAN). Returns 0 when the buffer is not in a shared window (PSRING_RING_SHM=0, or ranks on
+ * at a barrier, as ring_exchange.c's step() does; *mean over repetitions (STEP_MEAN) and *min.
+ * Returns 0 when the buffer is not in a shared window (PSRING_RING_SHM=0, or ranks on
  * several hosts): no load/store path to time. */
-static double shm_step(ring_t *ring, train_step_t *ts, size_t count, int reps) {
+static int shm_step(ring_t *ring, train_step_t *ts, size_t count, int reps, double *mean, double *min) {
     float *grad = ts->m.grads;
     if (!ring_buffer_shared(ring, grad, count)) return 0;
-    double total = 0;
+    double total = 0, best = 1e30;
     for (int r = 0; r < reps; r++) {
         train_step_run(ts);
         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
         double t0 = timer_now();
         ring_allreduce(ring, grad, count);
-        total += timer_now() - t0;
+        double dt = timer_now() - t0;
+        total += dt;
+        if (dt < best) best = dt;
     }
-    return total / reps;
+    *mean = total / reps;
+    *min = best;
+    return 1;
 }
 
 /* ---- concurrent clients: K DEALER threads on rank 1, one ROUTER on rank 0 ----
@@ -430,19 +437,29 @@ int main(int argc, char **argv) {
         /* the load/store path (the trainer's ring on one host): per-call latency and seconds per
          * byte of gradient (each rank loads and stores 2 x bytes), fitted over 4 KiB .. n */
         n = 0;
+        double tmean[MAXPTS + 1], warm_mean, warm_min;
         for (size_t b = 4096; b <= step_bytes && n < MAXPTS; b *= 2) {
             size_t cnt = b / sizeof(float);
-            if (shm_step(&ring, &ts, cnt, 2) == 0) break;
+            if (!shm_step(&ring, &ts, cnt, 2, &warm_mean, &warm_min)) break;
             x[n] = (double)(cnt * sizeof(float));
-            t[n++] = shm_step(&ring, &ts, cnt, reps);
+            shm_step(&ring, &ts, cnt, reps, &tmean[n], &t[n]);
+            n++;
         }
         if (n >= 2) {
             /* the gradient's own size is the point the model is asked about: include it */
             x[n] = (double)(grad_n * sizeof(float));
-            t[n++] = shm_step(&ring, &ts, grad_n, reps);
-            fit(x, t, n, &a_shm, &b_shm);
-            /* the intercept is the two counter waits; the smallest call is its honest bound */
-            if (a_shm == 0 || t[0] < a_shm) a_shm = t[0];
+            shm_step(&ring, &ts, grad_n, reps, &tmean[n], &t[n]);
+            n++;
+            /* alpha: the smallest call (the two counter waits), beta: from the smallest call to
+             * the gradient's size, both means (STEP_MEAN), so alpha + n beta is the mean call at
+             * the size asked about; a least-squares line through means of a few repetitions
+             * can tilt negative under load, so the minima's fit is the fallback */
+            a_shm = tmean[0];
+            b_shm = (tmean[n - 1] - tmean[0]) / (x[n - 1] - x[0]);
+            if (!(b_shm > 0)) {
+                fit(x, t, n, &a_shm, &b_shm);
+                if (a_shm == 0 || t[0] < a_shm) a_shm = t[0];
+            }
             have_shm = 1;
         }
         train_step_free(&ts);   /* gives the window back through ring_grads_free */
