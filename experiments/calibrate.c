@@ -456,9 +456,16 @@ int main(int argc, char **argv) {
              * can tilt negative under load, so the minima's fit is the fallback */
             a_shm = tmean[0];
             b_shm = (tmean[n - 1] - tmean[0]) / (x[n - 1] - x[0]);
+            if (!(b_shm > 0)) {   /* the same slope through the minima */
+                a_shm = t[0];
+                b_shm = (t[n - 1] - t[0]) / (x[n - 1] - x[0]);
+            }
             if (!(b_shm > 0)) {
-                fit(x, t, n, &a_shm, &b_shm);
-                if (a_shm == 0 || t[0] < a_shm) a_shm = t[0];
+                if (rank == 0)
+                    fprintf(stderr, "psring-calibrate: the load/store ring's cost per byte did not resolve "
+                            "(%.3g us at %.0f B, %.3g us at %.0f B): use more --reps or a larger --compute model\n",
+                            1e6 * tmean[0], x[0], 1e6 * tmean[n - 1], x[n - 1]);
+                MPI_Abort(MPI_COMM_WORLD, 1);
             }
             have_shm = 1;
         }

@@ -170,15 +170,29 @@ out=$("$TOP_SRCDIR/experiments/model" --calibrate --params 1000 --calibration "$
   || fail "calibrate with --params: rc $rc: $out"
 # psring-calibrate itself, tiny sizes: the step keys and the slice come out, bad flags exit 2
 if [[ -x $TOP_BUILDDIR/psring-calibrate ]] && command -v "$MPIRUN" >/dev/null; then
-  out=$("$MPIRUN" $MPIRUN_FLAGS -np 2 "$TOP_BUILDDIR/psring-calibrate" --max-bytes 65536 --agg-bytes 100000 --ps-chunk-kb 32 \
-        --compute mlp:784,16,10:8 --chunk-kb 16 --reps 2 2>&1) || fail "psring-calibrate: $out"
-  for k in beta_ring_step gamma_ring_step beta_host_k4 alpha_shm_step beta_shm_step; do
-    v=$(awk -F, -v k=$k '$1 == k { print $2 }' <<<"$out")
-    awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || fail "psring-calibrate: $k is '$v', not positive: $out"
+  # Slopes over small sizes drown in the noise of a loaded machine (make check runs other tests
+  # beside this one): up to 3 tries for every key to come out positive; a run that cannot resolve
+  # the load/store ring's slope says so in one line and exits 1, which counts as a try.
+  for try in 1 2 3; do
+    out=$("$MPIRUN" $MPIRUN_FLAGS -np 2 "$TOP_BUILDDIR/psring-calibrate" --max-bytes 65536 --agg-bytes 100000 \
+          --ps-chunk-kb 32 --compute mlp:784,128,10:8 --chunk-kb 16 --reps 5 2>&1); rc=$?
+    bad_key=
+    if [[ $rc -ne 0 ]]; then
+      [[ $out == *"did not resolve"* ]] || fail "psring-calibrate: rc $rc: $out"
+      bad_key="(unresolved)"
+    else
+      for k in beta_ring_step gamma_ring_step beta_host_k4 alpha_shm_step beta_shm_step; do
+        v=$(awk -F, -v k=$k '$1 == k { print $2 }' <<<"$out")
+        awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || bad_key="$k=$v"
+      done
+    fi
+    [[ -z $bad_key ]] && break
   done
+  [[ -z $bad_key ]] || fail "psring-calibrate: $bad_key is not positive in 3 tries: $out"
   [[ $(awk -F, '$1 == "ps_slice_bytes" { print $2 }' <<<"$out") == 32768 ]] || fail "ps_slice_bytes not 32768: $out"
-  # the step's gradient: 784*16 + 16 + 16*10 + 10 = 12730 parameters = 50920 bytes, at batch 8
-  [[ $(awk -F, '$1 == "step_bytes" { print $2 }' <<<"$out") == 50920 ]] || fail "step_bytes not 50920: $out"
+  # the step's gradient: 784*128 + 128 + 128*10 + 10 = 101770 parameters = 407080 bytes, at batch 8
+  # (large enough that the load/store ring's cost per byte resolves over 4 KiB..n on a loaded machine)
+  [[ $(awk -F, '$1 == "step_bytes" { print $2 }' <<<"$out") == 407080 ]] || fail "step_bytes not 407080: $out"
   [[ $(awk -F, '$1 == "step_batch" { print $2 }' <<<"$out") == 8 ]] || fail "step_batch not 8: $out"
   err=$("$TOP_BUILDDIR/psring-calibrate" --ps-chunk-kb -1 2>&1); rc=$?
   [[ $rc -eq 2 && $err == *"--ps-chunk-kb"* && $(wc -l <<<"$err") -eq 1 ]] || fail "bad --ps-chunk-kb: rc $rc: $err"
