@@ -245,6 +245,23 @@ static ps_header_t recv_raw(void *d, void *out, size_t max) {
     }
 }
 
+/* the end of an attack: the attacker (as worker 1) reports done and leaves, worker 0's report
+ * counts every rejected message and its one real update, and the server thread ends cleanly */
+static void attacker_finish(void *a, ps_worker_t *w0, pthread_t th, int sent) {
+    ps_header_t h = ps_header_make(PS_MSG_DONE, 1, 0, PS_DTYPE_NONE, 0);
+    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
+    double rep[PS_ST_FIELDS + PS_HIST + 2], *reps[1] = { rep };
+    ps_worker_done(w0, reps, PS_ST_FIELDS + PS_HIST + 2);
+    ck_assert_int_eq((int)rep[PS_ST_REJECTED], sent);
+    ck_assert_int_eq((int)rep[PS_ST_UPDATES], 1);
+    h = ps_header_make(PS_MSG_BYE, 1, 0, PS_DTYPE_NONE, 0);
+    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
+    ps_worker_free(w0);
+    void *rv;
+    pthread_join(th, &rv);
+    ck_assert_int_eq((int)(long)rv, 0);
+}
+
 START_TEST(test_server_rejects_malformed) {
     enum { COUNT = 1000 };
     zctx = zmq_ctx_new();
@@ -312,19 +329,7 @@ START_TEST(test_server_rejects_malformed) {
     optim_step(&oc, want, junk, state, COUNT, 0.5f);
     ck_assert_int_eq(memcmp(got, want, sizeof want), 0);
 
-    /* finish: attacker (as worker 1) reports done and leaves; worker 0 gets the report */
-    h = ps_header_make(PS_MSG_DONE, 1, 0, PS_DTYPE_NONE, 0);
-    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
-    double rep[PS_ST_FIELDS + PS_HIST + 2], *reps[1] = { rep };
-    ps_worker_done(w0, reps, PS_ST_FIELDS + PS_HIST + 2);
-    ck_assert_int_eq((int)rep[PS_ST_REJECTED], sent);
-    ck_assert_int_eq((int)rep[PS_ST_UPDATES], 1);
-    h = ps_header_make(PS_MSG_BYE, 1, 0, PS_DTYPE_NONE, 0);
-    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
-    ps_worker_free(w0);
-    void *rv;
-    pthread_join(th, &rv);
-    ck_assert_int_eq((int)(long)rv, 0);
+    attacker_finish(a, w0, th, sent);
     ck_assert_uint_eq(ps_server_rejected(srv), (uint64_t)sent);
     zmq_close(a); zmq_close(u1); zmq_close(u2); zmq_close(u3);
     ps_server_free(srv);
@@ -494,18 +499,7 @@ START_TEST(test_server_rejects_bad_slices) {
     }
     ck_assert_int_eq(memcmp(reply, want, sizeof want), 0);
 
-    ps_header_t h = ps_header_make(PS_MSG_DONE, 1, 0, PS_DTYPE_NONE, 0);
-    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
-    double rep[PS_ST_FIELDS + PS_HIST + 2], *reps[1] = { rep };
-    ps_worker_done(w0, reps, PS_ST_FIELDS + PS_HIST + 2);
-    ck_assert_int_eq((int)rep[PS_ST_REJECTED], sent);
-    ck_assert_int_eq((int)rep[PS_ST_UPDATES], 1);
-    h = ps_header_make(PS_MSG_BYE, 1, 0, PS_DTYPE_NONE, 0);
-    send_raw(a, &h, PS_HEADER_BYTES, NULL, 0, 1);
-    ps_worker_free(w0);
-    void *rv;
-    pthread_join(th, &rv);
-    ck_assert_int_eq((int)(long)rv, 0);
+    attacker_finish(a, w0, th, sent);
     zmq_close(a);
     ps_server_free(srv);
     zmq_ctx_term(zctx);
