@@ -187,20 +187,6 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     if (o->max_bytes / sizeof(float) > (size_t)0x7fffffff) bad("-e: at most 8G (MPI int counts)%s", "");
 }
 
-/* --compute-us: U us of this process's CPU time (not wall time), so that, as with a training
- * step's forward and backward, the work stretches when more processes than cores share them */
-static void cpu_work_us(int us) {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) { perror("clock_gettime"); MPI_Abort(MPI_COMM_WORLD, 1); }
-    double end = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + 1e-6 * us, now;
-    volatile double sink = 0;
-    do {
-        for (int k = 0; k < 1000; k++) sink += 1e-9 * k;
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-        now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-    } while (now < end);
-}
-
 /* the physical ceiling of a shared-memory transfer: one process copying, bytes copied / s */
 static double memcpy_gbps(void) {
     size_t n = 64u << 20;
@@ -331,7 +317,7 @@ int main(int argc, char **argv) {
                      * trainer's wait), then the timed collective alone; with more ranks than
                      * cores this is where time-slicing hits the collective */
                     for (int i = 0; i < n; i++) {
-                        if (ts) train_step_run(ts); else cpu_work_us(o.compute_us);
+                        if (ts) train_step_run(ts); else train_step_cpu_us(o.compute_us);
                         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
                         double t0 = MPI_Wtime();
                         run_once(impls[k], o.fp16, &r, buf, count);

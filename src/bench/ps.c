@@ -198,21 +198,6 @@ static void endpoint_for(const bench_opts_t *o, long jobid, int phase, char *out
     }
 }
 
-/* --compute-us: U us of this process's CPU time (not wall time), so that, as with a training
- * step's forward and backward, the work stretches when more processes than cores share them
- * (psring-bench-allreduce's --compute-us works the same way) */
-static void cpu_work_us(int us) {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) die("clock_gettime: %s", strerror(errno));
-    double end = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + 1e-6 * us, now;
-    volatile double sink = 0;
-    do {
-        for (int k = 0; k < 1000; k++) sink += 1e-9 * k;
-        if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) die("clock_gettime: %s", strerror(errno));
-        now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-    } while (now < end);
-}
-
 static void noop_free(void *d, void *h) { (void)d; (void)h; }
 /* counts zero-copy messages ZeroMQ still holds, so a buffer is freed only after its last send */
 static void count_free(void *d, void *h) { (void)d; atomic_fetch_sub((atomic_long *)h, 1); }
@@ -277,7 +262,7 @@ static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t byt
     for (int it = 0; it < o->warmup + o->iters; it++) {
         if (it == o->warmup) { mpiCheck(MPI_Barrier(wcomm)); t0 = timer_now(); }
         if (ts) train_step_run(ts);
-        else if (o->compute_us > 0) cpu_work_us(o->compute_us);
+        else if (o->compute_us > 0) train_step_cpu_us(o->compute_us);
         double r0 = timer_now();
         for (int s = 0; s < S; s++) {
             zmq_msg_t m;
@@ -332,7 +317,7 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
     for (int it = 0; it < o->warmup + o->iters; it++) {
         if (it == o->warmup) { mpiCheck(MPI_Barrier(wcomm)); t0 = timer_now(); }
         if (ts) train_step_run(ts);
-        else if (o->compute_us > 0) cpu_work_us(o->compute_us);
+        else if (o->compute_us > 0) train_step_cpu_us(o->compute_us);
         double r0 = timer_now();
         if (ps_worker_step(w, params, grads, 1e-6f) != 0) die("ps worker %d: step %d failed", wrank, it);
         if (it >= o->warmup) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <time.h>
 
 int train_step_parse(const char *spec, train_step_spec_t *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
@@ -80,4 +81,16 @@ void train_step_free(train_step_t *t) {
     free(t->x);
     free(t->y);
     memset(t, 0, sizeof *t);
+}
+
+void train_step_cpu_us(int us) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) die("clock_gettime: %s", strerror(errno));
+    double end = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + 1e-6 * us, now;
+    volatile double sink = 0;
+    do {
+        for (int k = 0; k < 1000; k++) sink += 1e-9 * k;
+        if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) die("clock_gettime: %s", strerror(errno));
+        now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    } while (now < end);
 }

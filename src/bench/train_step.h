@@ -41,5 +41,9 @@ void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allo
  * backward (the gradient is then final), in the trainer's order. */
 void train_step_run(train_step_t *t);
 void train_step_free(train_step_t *t);
+/* The benchmarks' --compute-us instead of a real step: us microseconds of this process's CPU
+ * time (not wall time), so that, as a training step's forward and backward, the work stretches
+ * when more processes than cores share them. */
+void train_step_cpu_us(int us);
 
 #endif
