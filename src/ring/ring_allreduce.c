@@ -120,15 +120,16 @@ void ring_free(ring_t *r) {
     r->comm = MPI_COMM_NULL;
 }
 
-/* The segment a rank sends / receives at step t of 2 (N-1). */
-static int seg_sent(const ring_t *r, int t) {
-    int n = r->size, u = t - (n - 1);
-    return t < n - 1 ? ((r->rank - t) % n + n) % n : ((r->rank + 1 - u) % n + n) % n;
+int ring_seg_sent(int rank, int n, int t) {
+    int u = t - (n - 1);
+    return t < n - 1 ? ((rank - t) % n + n) % n : ((rank + 1 - u) % n + n) % n;
 }
-static int seg_recv(const ring_t *r, int t) {
-    int n = r->size, u = t - (n - 1);
-    return t < n - 1 ? ((r->rank - t - 1) % n + 2 * n) % n : ((r->rank - u) % n + n) % n;
+int ring_seg_recv(int rank, int n, int t) {
+    int u = t - (n - 1);
+    return t < n - 1 ? ((rank - t - 1) % n + 2 * n) % n : ((rank - u) % n + n) % n;
 }
+static int seg_sent(const ring_t *r, int t) { return ring_seg_sent(r->rank, r->size, t); }
+static int seg_recv(const ring_t *r, int t) { return ring_seg_recv(r->rank, r->size, t); }
 
 /* chunk k of segment j: [*lo, *lo + *len) of the whole buffer; may be empty when segments are
  * shorter than nch x chunk (zero-length messages keep both sides' chunk-step counts aligned). */

@@ -75,6 +75,10 @@ void ring_segment(size_t count, int n, int j, size_t *off, size_t *len);
 /* The ring's private communicator (a duplicate of comm, errors returned, not fatal) and this
  * rank's place in it; shared by the host ring and the device ring (ring_cuda.c). */
 void ring_comm_setup(MPI_Comm comm, MPI_Comm *dup, int *rank, int *size, int *left, int *right);
+/* The ring's schedule: the segment rank sends right / receives from the left at step t of
+ * 2 (n-1) (reduce-scatter for t < n-1, then allgather); shared by the host and device rings. */
+int ring_seg_sent(int rank, int n, int t);
+int ring_seg_recv(int rank, int n, int t);
 /* chunk_bytes (0: RING_DEFAULT_CHUNK_BYTES) as a count of floats, at least 1 */
 size_t ring_chunk_elems(size_t chunk_bytes);
 /* dst[i] += src[i] (vectorised) */

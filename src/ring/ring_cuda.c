@@ -48,14 +48,9 @@ struct ring_cuda {
     uint64_t bytes_sent, bytes_recv;
 };
 
-static int seg_sent(const ring_cuda_t *r, int t) {
-    int n = r->size, u = t - (n - 1);
-    return t < n - 1 ? ((r->rank - t) % n + n) % n : ((r->rank + 1 - u) % n + n) % n;
-}
-static int seg_recv(const ring_cuda_t *r, int t) {
-    int n = r->size, u = t - (n - 1);
-    return t < n - 1 ? ((r->rank - t - 1) % n + 2 * n) % n : ((r->rank - u) % n + n) % n;
-}
+/* the host ring's schedule (ring_allreduce.h) */
+static int seg_sent(const ring_cuda_t *r, int t) { return ring_seg_sent(r->rank, r->size, t); }
+static int seg_recv(const ring_cuda_t *r, int t) { return ring_seg_recv(r->rank, r->size, t); }
 
 int ring_cuda_mpi_aware(void) {
     const char *env = getenv("PSRING_CUDA_AWARE");
