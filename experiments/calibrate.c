@@ -176,8 +176,12 @@ static int shm_step(ring_t *ring, train_step_t *ts, size_t count, int reps, doub
         total += dt;
         if (dt < best) best = dt;
     }
-    *mean = total / reps;
-    *min = best;
+    /* the call ends when its slowest rank does, and every rank must reach the same verdict on
+     * the fit below (one rank leaving alone would take the job down without its message) */
+    double mine[2] = { total / reps, best }, worst[2];
+    mpiCheck(MPI_Allreduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    *mean = worst[0];
+    *min = worst[1];
     return 1;
 }
 
@@ -465,13 +469,19 @@ int main(int argc, char **argv) {
                     fprintf(stderr, "psring-calibrate: the load/store ring's cost per byte did not resolve "
                             "(%.3g us at %.0f B, %.3g us at %.0f B): use more --reps or a larger --compute model\n",
                             1e6 * tmean[0], x[0], 1e6 * tmean[n - 1], x[n - 1]);
-                MPI_Abort(MPI_COMM_WORLD, 1);
+                have_shm = -1;   /* every rank: the timings above are the same on all */
+            } else {
+                have_shm = 1;
             }
-            have_shm = 1;
         }
         train_step_free(&ts);   /* gives the window back through ring_grads_free */
         ring_free(&ring);
         free(slot); free(srbuf);
+        if (have_shm < 0) {      /* a clean exit 1 on every rank, so the message above arrives */
+            free(buf);
+            mpiCheck(MPI_Finalize());
+            return 1;
+        }
     }
 
     /* ZeroMQ over TCP loopback: rank 0 binds an ephemeral port and tells rank 1 */
