@@ -79,6 +79,16 @@ out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv" --compare
       --out "$SCRATCH/cmp.csv") || fail "model --compare failed: $out"
 [[ $out == *"worst point:"* ]] || fail "no worst point in: $out"
 [[ $(wc -l <"$SCRATCH/cmp.csv") -ge 7 ]] || fail "comparison CSV too short"
+# calibrations interleaved with a sweep's repeats (the demo): --save writes each parameter's
+# median over the files, units kept; beta_mpi 1e-10, 3e-10, 2e-10 -> 2e-10, the rest unchanged
+sed 's/^beta_mpi,1e-10/beta_mpi,3e-10/' "$SCRATCH/cal.csv" >"$SCRATCH/cal_b.csv"
+sed 's/^beta_mpi,1e-10/beta_mpi,2e-10/' "$SCRATCH/cal.csv" >"$SCRATCH/cal_c.csv"
+"$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv,$SCRATCH/cal_b.csv,$SCRATCH/cal_c.csv" \
+  --save "$SCRATCH/merged.csv" >/dev/null || fail "model --save failed"
+[[ $(grep '^beta_mpi,' "$SCRATCH/merged.csv") == "beta_mpi,2e-10,s/byte" ]] || fail "--save: beta_mpi not the median: $(cat "$SCRATCH/merged.csv")"
+[[ $(grep '^alpha_zmq,' "$SCRATCH/merged.csv") == "alpha_zmq,2e-05,s" ]] || fail "--save: alpha_zmq changed: $(cat "$SCRATCH/merged.csv")"
+out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv" --save /proc/no/such.csv 2>&1); rc=$?
+[[ $rc -eq 2 && $out == *"--save /proc/no/such.csv"* && $(wc -l <<<"$out") -eq 1 ]] || fail "--save to a bad path: rc $rc: $out"
 # host model and the wait split, by hand: ps S=1 N=2, n = 250000 floats = 1e6 bytes, exchange 3.0 ms
 # of which wait 0.5 -> transfer 2.5 ms; model (alpha_zmq 2e-5, beta_host_k2 5e-10, gamma 4e-11,
 # delta 6e-11) 2*2e-5 + 2*2*1e6*5e-10 + 2*1e6*4e-11 + 1e6*6e-11 + 1e6*4e-11 = 4e-5 + 2e-3 + 8e-5
