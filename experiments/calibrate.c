@@ -112,12 +112,7 @@ static double pingpong_zmq(int rank, void *sock, char *buf, size_t bytes, int re
  * a mean over steps (the CSV's per-step figure), so those points are means over repetitions, as
  * psring-bench-ps's rounds and the 4-rank benchmark's calls are; a minimum would leave out the
  * jitter every real step pays (it under-predicted the ring's 0.1 ms exchange at N = 2 by 9-18%).
- * The load/store allreduce (the trainer's ring on one host) and the reduction are means, over
- * STEP_REPS = 10 x --reps (200 by default) at the points the model uses: the trainer's mean over
- * ~500 steps includes rare stalls (a rank preempted for 1-2 ms), which on this 2-core machine
- * put the load/store allreduce's mean at 1.2 x its median (psring-train --timeline, N = 2), and
- * the median over calibrations of means over 20 calls mostly missed them (the model under-
- * predicted ring N = 2 in eight protocol runs of eight, by 3-18%).
+ * The load/store allreduce (the trainer's ring on one host) and the reduction are means.
  * Back-to-back link points (alpha, beta for networks) stay minima: link physics, not a step; so
  * does the message ring's hop after a step, only the fallback on one host (exchange_step). */
 /* the ring's hop: both ranks send and receive `bytes` of grad at once, as every rank does at
@@ -441,9 +436,8 @@ int main(int argc, char **argv) {
         }
         double a_unused;
         fit(x, t, n, &a_unused, &b_ring_step);
-        const int step_reps = 10 * reps;   /* STEP_MEAN */
         reduce_step(&ts, slot, chunk_n, 2);
-        g_ring_step = reduce_step(&ts, slot, chunk_n, step_reps);
+        g_ring_step = reduce_step(&ts, slot, chunk_n, reps);
         /* the load/store path (the trainer's ring on one host): per-call latency and seconds per
          * byte of gradient (each rank loads and stores 2 x bytes), fitted over 4 KiB .. n */
         n = 0;
@@ -452,13 +446,13 @@ int main(int argc, char **argv) {
             size_t cnt = b / sizeof(float);
             if (!shm_step(&ring, &ts, cnt, 2, &warm_mean, &warm_min)) break;
             x[n] = (double)(cnt * sizeof(float));
-            shm_step(&ring, &ts, cnt, n == 0 ? step_reps : reps, &tmean[n], &t[n]);   /* [0]: alpha's point */
+            shm_step(&ring, &ts, cnt, reps, &tmean[n], &t[n]);
             n++;
         }
         if (n >= 2) {
             /* the gradient's own size is the point the model is asked about: include it */
             x[n] = (double)(grad_n * sizeof(float));
-            shm_step(&ring, &ts, grad_n, step_reps, &tmean[n], &t[n]);
+            shm_step(&ring, &ts, grad_n, reps, &tmean[n], &t[n]);
             n++;
             /* alpha: the smallest call (the two counter waits), beta: from the smallest call to
              * the gradient's size, both means (STEP_MEAN), so alpha + n beta is the mean call at
