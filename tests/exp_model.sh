@@ -89,6 +89,22 @@ sed 's/^beta_mpi,1e-10/beta_mpi,2e-10/' "$SCRATCH/cal.csv" >"$SCRATCH/cal_c.csv"
 [[ $(grep '^alpha_zmq,' "$SCRATCH/merged.csv") == "alpha_zmq,2e-05,s" ]] || fail "--save: alpha_zmq changed: $(cat "$SCRATCH/merged.csv")"
 out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv" --save /proc/no/such.csv 2>&1); rc=$?
 [[ $rc -eq 2 && $out == *"--save /proc/no/such.csv"* && $(wc -l <<<"$out") -eq 1 ]] || fail "--save to a bad path: rc $rc: $out"
+# expect_compare CAL MEAS WHAT ROW...: psring model --compare CAL against MEAS; each ROW is
+# "config|workers|measured_ms|model_ms|error_pct" as the comparison CSV must print it
+expect_compare() {
+  local cal=$1 meas=$2 what=$3
+  shift 3
+  "$TOP_SRCDIR/experiments/model" --calibration "$cal" --compare "$meas" --out "$SCRATCH/cmp_rows.csv" \
+    >/dev/null || fail "model --compare with $what failed"
+  python3 - "$SCRATCH/cmp_rows.csv" "$@" <<'PY' || fail "$what"
+import csv, sys
+rows = {(r["config"], r["workers"]): r for r in csv.DictReader(open(sys.argv[1]))}
+for spec in sys.argv[2:]:
+    config, workers, *want = spec.split("|")
+    r = rows[(config, workers)]
+    assert [r["measured_ms"], r["model_ms"], r["error_pct"]] == want, (spec, r)
+PY
+}
 # host model and the wait split, by hand: ps S=1 N=2, n = 250000 floats = 1e6 bytes, exchange 3.0 ms
 # of which wait 0.5 -> transfer 2.5 ms; model (alpha_zmq 2e-5, beta_host_k2 5e-10, gamma 4e-11,
 # delta 6e-11) 2*2e-5 + 2*2*1e6*5e-10 + 2*1e6*4e-11 + 1e6*6e-11 + 1e6*4e-11 = 4e-5 + 2e-3 + 8e-5
@@ -105,16 +121,8 @@ ps,,bsp,1,2,0,250000,3.0,0.5,
 ring,ring,,,2,0,250000,0.5,0.3,
 ring,ring,,,4,0,250000,1.0,0.5,
 CSV
-"$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal_host.csv" --compare "$SCRATCH/meas.csv" --out "$SCRATCH/cmp2.csv" \
-  >/dev/null || fail "model --compare with host keys failed"
-python3 - "$SCRATCH/cmp2.csv" <<'PY' || fail "host model / wait split"
-import csv, sys
-rows = {(r["config"], r["workers"]): r for r in csv.DictReader(open(sys.argv[1]))}
-for key, want in ((("ps S=1", "2"), ("2.5000", "2.2200", "-11.2")), (("ring", "2"), ("0.2000", "0.1620", "-19.0")),
-                  (("ring", "4"), ("0.5000", "0.4520", "-9.6"))):
-    r = rows[key]
-    assert (r["measured_ms"], r["model_ms"], r["error_pct"]) == want, (key, r)
-PY
+expect_compare "$SCRATCH/cal_host.csv" "$SCRATCH/meas.csv" "host keys (host model / wait split)" \
+  "ps S=1|2|2.5000|2.2200|-11.2" "ring|2|0.2000|0.1620|-19.0" "ring|4|0.5000|0.4520|-9.6"
 # the step-conditioned ring keys replace beta_ring and gamma for the ring on this host, and
 # ps_slice_bytes prices the sliced bsp round; same rows, by hand (n = 1e6 bytes):
 # ps S=1 N=2, slices of 6e5 (last 4e5): 4e-5 + 2e-3 + 2*4e5*4e-11 = 3.2e-5 + 4e5*6e-11 = 2.4e-5
@@ -125,16 +133,8 @@ PY
 #   + 2e-5) = 0.232 ms vs 0.5 -> -53.6%
 cp "$SCRATCH/cal_host.csv" "$SCRATCH/cal_step.csv"
 printf 'beta_ring_step,5e-11,s/byte\ngamma_ring_step,2e-11,s/byte\nps_slice_bytes,600000,byte\n' >>"$SCRATCH/cal_step.csv"
-"$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal_step.csv" --compare "$SCRATCH/meas.csv" --out "$SCRATCH/cmp3.csv" \
-  >/dev/null || fail "model --compare with step keys failed"
-python3 - "$SCRATCH/cmp3.csv" <<'PY' || fail "step-conditioned ring / sliced ps"
-import csv, sys
-rows = {(r["config"], r["workers"]): r for r in csv.DictReader(open(sys.argv[1]))}
-for key, want in ((("ps S=1", "2"), ("2.5000", "2.1360", "-14.6")), (("ring", "2"), ("0.2000", "0.0820", "-59.0")),
-                  (("ring", "4"), ("0.5000", "0.2320", "-53.6"))):
-    r = rows[key]
-    assert (r["measured_ms"], r["model_ms"], r["error_pct"]) == want, (key, r)
-PY
+expect_compare "$SCRATCH/cal_step.csv" "$SCRATCH/meas.csv" "step keys (step-conditioned ring / sliced ps)" \
+  "ps S=1|2|2.5000|2.1360|-14.6" "ring|2|0.2000|0.0820|-59.0" "ring|4|0.5000|0.2320|-53.6"
 # the load/store ring (alpha_shm_step 1e-5, beta_shm_step 2e-11 per byte of gradient) and the PS
 # through its own code (beta_ps_sS_kK) replace both on this host; by hand (n = 1e6 bytes):
 # ring N=2: 1e-5 + 1e6*2e-11 + 1e6*2e-11 (the division, gamma_ring_step) = 5e-5 -> 0.05 vs 0.2 -> -75.0%
@@ -149,17 +149,9 @@ printf 'beta_ps_s1_k1,6e-10,s/byte\nbeta_ps_s1_k2,5e-10,s/byte\nbeta_ps_s1_k4,4e
 printf 'beta_ps_s2_k1,3e-10,s/byte\nbeta_ps_s2_k2,2.5e-10,s/byte\nbeta_ps_s2_k4,2e-10,s/byte\n' >>"$SCRATCH/cal_shm.csv"
 cp "$SCRATCH/meas.csv" "$SCRATCH/meas_shm.csv"
 printf 'ps,,bsp,2,3,0,250000,1.5,0,\nps,,bsp,3,4,0,250000,2.5,0.5,\n' >>"$SCRATCH/meas_shm.csv"
-"$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal_shm.csv" --compare "$SCRATCH/meas_shm.csv" --out "$SCRATCH/cmp4.csv" \
-  >/dev/null || fail "model --compare with load/store and PS benchmark keys failed"
-python3 - "$SCRATCH/cmp4.csv" <<'PY' || fail "load/store ring / PS through its own code"
-import csv, sys
-rows = {(r["config"], r["workers"]): r for r in csv.DictReader(open(sys.argv[1]))}
-for key, want in ((("ring", "2"), ("0.2000", "0.0500", "-75.0")), (("ring", "4"), ("0.5000", "0.1300", "-74.0")),
-                  (("ps S=1", "2"), ("2.5000", "2.0000", "-20.0")), (("ps S=2", "3"), ("1.5000", "1.3500", "-10.0")),
-                  (("ps S=3", "4"), ("2.0000", "1.6000", "-20.0"))):
-    r = rows[key]
-    assert (r["measured_ms"], r["model_ms"], r["error_pct"]) == want, (key, r)
-PY
+expect_compare "$SCRATCH/cal_shm.csv" "$SCRATCH/meas_shm.csv" "load/store and PS benchmark keys" \
+  "ring|2|0.2000|0.0500|-75.0" "ring|4|0.5000|0.1300|-74.0" "ps S=1|2|2.5000|2.0000|-20.0" \
+  "ps S=2|3|1.5000|1.3500|-10.0" "ps S=3|4|2.0000|1.6000|-20.0"
 # a network link still gets the message ring's formula, printed, and its numbers
 out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal_shm.csv" --link-gbps 10) || fail "model --link-gbps"
 [[ $out == *"2(N-1) alpha + 2(N-1)/N n beta + (N-1)/N n gamma"* ]] || fail "no ring formula for network links: $out"
