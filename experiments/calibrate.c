@@ -318,11 +318,6 @@ static double aggregate_zmq(int rank, int K, size_t bytes, size_t slice, int rou
     return result;
 }
 
-/* the model's gradient buffer from the ring (mlp_allocator_t), as psring-train's ring exchange
- * hands it to mlp_init_alloc */
-static float *ring_grads_alloc(void *ctx, size_t n) { return ring_buffer_alloc(ctx, n); }
-static void ring_grads_free(void *ctx, float *p) { ring_buffer_free(ctx, p); }
-
 int main(int argc, char **argv) {
     size_t max_bytes = 16u << 20, agg_bytes = 2u << 20, step_bytes = 0, chunk_bytes = 256u << 10,
            ps_slice = 1024u << 10;   /* psring-train's --ps-chunk-kb default (PS_CHUNK_KB_DEFAULT) */
@@ -330,8 +325,7 @@ int main(int argc, char **argv) {
     train_step_spec_t spec;
     /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
      * re-exec this process, so before MPI starts) */
-    char blaslog[512] = "";
-    blas_setup(argc, argv, 1, blaslog, sizeof blaslog);
+    blas_setup(argc, argv, 1, NULL, 0);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
             char *end;
@@ -424,7 +418,7 @@ int main(int argc, char **argv) {
         train_step_t ts;
         size_t grad_n = step_bytes / sizeof(float);
         ring_init(&ring, MPI_COMM_WORLD, grad_n, chunk_bytes);
-        mlp_allocator_t ga = { ring_grads_alloc, ring_grads_free, &ring };
+        mlp_allocator_t ga = { ring_mlp_alloc, ring_mlp_free, &ring };
         train_step_init(&ts, &spec, &ga, 1 + (uint64_t)rank, 1);
         float *grad = ts.m.grads, *slot = xcalloc(chunk_n, sizeof(float));
         char *srbuf = xcalloc(step_bytes, 1);
@@ -474,7 +468,7 @@ int main(int argc, char **argv) {
                 have_shm = 1;
             }
         }
-        train_step_free(&ts);   /* gives the window back through ring_grads_free */
+        train_step_free(&ts);   /* gives the window back through ring_mlp_free */
         ring_free(&ring);
         free(slot); free(srbuf);
         if (have_shm < 0) {      /* a clean exit 1 on every rank, so the message above arrives */

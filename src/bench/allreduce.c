@@ -231,15 +231,10 @@ static long check(impl_t impl, int fp16, ring_t *r, float *buf, size_t count) {
     return wrong;
 }
 
-/* the --compute step's gradient in the ring's buffer (mlp_allocator_t), as psring-train's ring */
-static float *ring_grads_alloc(void *ctx, size_t n) { return ring_buffer_alloc(ctx, n); }
-static void ring_grads_free(void *ctx, float *p) { ring_buffer_free(ctx, p); }
-
 int main(int argc, char **argv) {
     /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
      * re-exec this process, so before MPI starts) */
-    char blaslog[512] = "";
-    blas_setup(argc, argv, 1, blaslog, sizeof blaslog);
+    blas_setup(argc, argv, 1, NULL, 0);
     mpiCheck(MPI_Init(&argc, &argv));
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
@@ -284,7 +279,7 @@ int main(int argc, char **argv) {
      * gets the very same buffer */
     train_step_t step, *ts = NULL;
     if (o.compute_mlp) {   /* the model's gradient is the buffer, each rank its own data */
-        mlp_allocator_t ga = { ring_grads_alloc, ring_grads_free, &r };
+        mlp_allocator_t ga = { ring_mlp_alloc, ring_mlp_free, &r };
         train_step_init(&step, &o.step, &ga, 1 + (uint64_t)rank, 1);
         ts = &step;
     }
@@ -317,7 +312,7 @@ int main(int argc, char **argv) {
                      * trainer's wait), then the timed collective alone; with more ranks than
                      * cores this is where time-slicing hits the collective */
                     for (int i = 0; i < n; i++) {
-                        if (ts) train_step_run(ts); else train_step_cpu_us(o.compute_us);
+                        train_step_pace(ts, o.compute_us);
                         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
                         double t0 = MPI_Wtime();
                         run_once(impls[k], o.fp16, &r, buf, count);
@@ -357,7 +352,7 @@ int main(int argc, char **argv) {
     }
     if (csv && fclose(csv)) { fprintf(stderr, "psring-bench-allreduce: --csv %s: %s\n", o.csv, strerror(errno)); total_wrong++; }
     if (rank == 0 && total_wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", total_wrong);
-    if (ts) train_step_free(ts);   /* gives buf back through ring_grads_free */
+    if (ts) train_step_free(ts);   /* gives buf back through ring_mlp_free */
     else ring_buffer_free(&r, buf);
     ring_free(&r);
     if (o.impl_hier) hier_free(&hier);

@@ -261,8 +261,7 @@ static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t byt
     double t0 = 0, tsum = 0;
     for (int it = 0; it < o->warmup + o->iters; it++) {
         if (it == o->warmup) { mpiCheck(MPI_Barrier(wcomm)); t0 = timer_now(); }
-        if (ts) train_step_run(ts);
-        else if (o->compute_us > 0) train_step_cpu_us(o->compute_us);
+        train_step_pace(ts, o->compute_us);
         double r0 = timer_now();
         for (int s = 0; s < S; s++) {
             zmq_msg_t m;
@@ -316,8 +315,7 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
     double t0 = 0, tsum = 0, wsum = 0;
     for (int it = 0; it < o->warmup + o->iters; it++) {
         if (it == o->warmup) { mpiCheck(MPI_Barrier(wcomm)); t0 = timer_now(); }
-        if (ts) train_step_run(ts);
-        else if (o->compute_us > 0) train_step_cpu_us(o->compute_us);
+        train_step_pace(ts, o->compute_us);
         double r0 = timer_now();
         if (ps_worker_step(w, params, grads, 1e-6f) != 0) die("ps worker %d: step %d failed", wrank, it);
         if (it >= o->warmup) {
@@ -343,8 +341,7 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
 int main(int argc, char **argv) {
     /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
      * re-exec this process, so before MPI starts) */
-    char blaslog[512] = "";
-    blas_setup(argc, argv, 1, blaslog, sizeof blaslog);
+    blas_setup(argc, argv, 1, NULL, 0);
     mpiCheck(MPI_Init(&argc, &argv));
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));

@@ -83,6 +83,11 @@ void train_step_free(train_step_t *t) {
     memset(t, 0, sizeof *t);
 }
 
+void train_step_pace(train_step_t *t, int us) {
+    if (t) train_step_run(t);
+    else if (us > 0) train_step_cpu_us(us);
+}
+
 void train_step_cpu_us(int us) {
     struct timespec ts;
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) die("clock_gettime: %s", strerror(errno));

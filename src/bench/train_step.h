@@ -45,5 +45,8 @@ void train_step_free(train_step_t *t);
  * time (not wall time), so that, as a training step's forward and backward, the work stretches
  * when more processes than cores share them. */
 void train_step_cpu_us(int us);
+/* What precedes each timed exchange in the benchmarks: t's step when there is one (--compute),
+ * else us of CPU time (--compute-us; 0: nothing, back to back). */
+void train_step_pace(train_step_t *t, int us);
 
 #endif

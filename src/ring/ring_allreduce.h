@@ -66,6 +66,10 @@ void ring_allreduce_fp16(ring_t *r, float *buf, size_t count);
  * turns the shared windows off (heap memory, messages). */
 float *ring_buffer_alloc(ring_t *r, size_t count);
 void ring_buffer_free(ring_t *r, float *buf);
+/* the two above as an mlp_allocator_t's alloc/free with the ring as ctx, so a model's gradient
+ * lives in the ring's buffer: { ring_mlp_alloc, ring_mlp_free, &ring } */
+static inline float *ring_mlp_alloc(void *ring, size_t count) { return ring_buffer_alloc(ring, count); }
+static inline void ring_mlp_free(void *ring, float *buf) { ring_buffer_free(ring, buf); }
 /* 1 if ring_allreduce on buf[0, count) takes the load/store path */
 int ring_buffer_shared(const ring_t *r, const float *buf, size_t count);
 
