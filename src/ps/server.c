@@ -121,7 +121,7 @@ static void wait_inflight(ps_server_t *s) {
 /* slice k of the shard: [*off, *off + *n) */
 static void slice_range(const ps_server_t *s, int k, size_t *off, size_t *n) {
     *off = (size_t)k * s->ck;
-    *n = s->len - *off < s->ck ? s->len - *off : s->ck;
+    *n = ps_slice_len(s->len, s->ck, *off);
 }
 
 /* The optimizer state is kept slice-major (slice k: spp blocks of its own length) so that each
@@ -340,15 +340,13 @@ static void send_ctrl(ps_server_t *s, int w, int type) {
 }
 
 /* payload copied into a fresh message (used where the buffer may change before it is sent) */
-static void send_copy(ps_server_t *s, int w, ps_header_t *h, const void *a, size_t abytes,
-                      const void *b, size_t bbytes) {
+static void send_copy(ps_server_t *s, int w, ps_header_t *h, const void *a, size_t bytes) {
     zmq_msg_t m;
-    zmqCheck(zmq_msg_init_size(&m, abytes + bbytes));
-    memcpy(zmq_msg_data(&m), a, abytes);
-    if (bbytes) memcpy((char *)zmq_msg_data(&m) + abytes, b, bbytes);
+    zmqCheck(zmq_msg_init_size(&m, bytes));
+    memcpy(zmq_msg_data(&m), a, bytes);
     send_header(s, w, h, 1);
     zmqCheck(zmq_msg_send(&m, s->sock, 0));
-    s->bytes_out += abytes + bbytes;
+    s->bytes_out += bytes;
 }
 
 /* PARAMS to worker w, as f32 or f16; zero_copy only when params cannot change before the send
@@ -360,9 +358,9 @@ static void send_params(ps_server_t *s, int w, uint64_t clock) {
     h.iteration = s->generation;
     if (half) {
         ps_f32_to_f16(s->half, s->params, s->len);
-        send_copy(s, w, &h, s->half, s->len * 2, NULL, 0);
+        send_copy(s, w, &h, s->half, s->len * 2);
     } else {
-        send_copy(s, w, &h, s->params, s->len * 4, NULL, 0);
+        send_copy(s, w, &h, s->params, s->len * 4);
     }
 }
 
@@ -459,7 +457,7 @@ static void maybe_finish_avg(ps_server_t *s) {
         s->avg_in[w] = 0;
         if (!worker_live(s, w)) continue;
         ps_header_t h = server_header(s, PS_MSG_AVG_REPLY, PS_DTYPE_F64, s->avg_n);
-        send_copy(s, w, &h, mean, s->avg_n * sizeof(double), NULL, 0);
+        send_copy(s, w, &h, mean, s->avg_n * sizeof(double));
     }
     s->avg_count = 0;
     memset(s->avg_sum, 0, sizeof s->avg_sum);
@@ -493,7 +491,7 @@ static void maybe_send_stats(ps_server_t *s) {
     for (int w = 0; w < s->c.nworkers; w++) {
         if (s->lost[w] || s->bye[w]) continue;
         ps_header_t h = server_header(s, PS_MSG_STATS, PS_DTYPE_F64, n);
-        send_copy(s, w, &h, r, n * sizeof(double), NULL, 0);
+        send_copy(s, w, &h, r, n * sizeof(double));
     }
     free(r);
 }
@@ -673,8 +671,7 @@ static void handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
     case PS_MSG_PUSH:
         if (s->generation == 0) { reject(s, w, PS_WIRE_ESTATE, &h); return; }
         /* a slice: on the grid, inside the shard, exactly its length (one slice = the shard) */
-        if (h.offset % s->ck || h.offset >= s->len ||
-            h.count != (s->len - h.offset < s->ck ? s->len - h.offset : s->ck)) { reject(s, w, PS_WIRE_ERANGE, &h); return; }
+        if (!ps_slice_ok(s->len, s->ck, h.offset, h.count)) { reject(s, w, PS_WIRE_ERANGE, &h); return; }
         handle_push(s, w, &h, payload);
         return;
     case PS_MSG_STATE_GET: {

@@ -104,6 +104,14 @@ ps_header_t ps_header_make(int type, int32_t sender, uint32_t shard, int dtype, 
  * sizes differ by at most one element and the ranges are contiguous, disjoint and cover. */
 void ps_shard_range(size_t count, int nshards, int s, size_t *lo, size_t *len);
 
+/* bsp slicing (--ps-chunk-kb): a shard of len values travels in slices of ck values starting at
+ * multiples of ck, the last one shorter. ps_slice_len: the slice at off; ps_slice_ok: a message's
+ * (offset, count) is exactly one slice of the grid (what server and worker accept). */
+static inline uint64_t ps_slice_len(uint64_t len, uint64_t ck, uint64_t off) { return len - off < ck ? len - off : ck; }
+static inline int ps_slice_ok(uint64_t len, uint64_t ck, uint64_t off, uint64_t count) {
+    return off % ck == 0 && off < len && count == ps_slice_len(len, ck, off);
+}
+
 /* IEEE 754 binary16 <-> binary32, round to nearest even; F16C instructions when the CPU has them */
 void ps_f32_to_f16(uint16_t *dst, const float *src, size_t n);
 void ps_f16_to_f32(float *dst, const uint16_t *src, size_t n);

@@ -262,9 +262,7 @@ static void wait_replies_n(ps_worker_t *w, int s0, int s1, int type, uint64_t co
                 if (!err && h.type == type && h.dtype != PS_DTYPE_NONE) {
                     if (!sliced && (h.offset != 0 || h.count != want)) err = PS_WIRE_ERANGE;
                     /* a slice reply: on the slice grid, inside the shard, each slice once */
-                    if (sliced && (h.offset % w->ck[s] || h.offset >= w->len[s] ||
-                                   h.count != (w->len[s] - h.offset < w->ck[s] ? w->len[s] - h.offset : w->ck[s])))
-                        err = PS_WIRE_ERANGE;
+                    if (sliced && !ps_slice_ok(w->len[s], w->ck[s], h.offset, h.count)) err = PS_WIRE_ERANGE;
                     else if (sliced && w->got[s][h.offset / w->ck[s]]) err = PS_WIRE_ESTATE;
                 }
                 if (err) reject(w, s, err, &h);
@@ -362,7 +360,7 @@ int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) 
     for (int k = 0; k < kmax; k++)   /* slice-major: all servers get their first slice first */
         for (int s = 0; s < w->c.nservers; s++) {
             if (k >= w->nchunks[s]) continue;
-            size_t off = (size_t)k * w->ck[s], n = w->len[s] - off < w->ck[s] ? w->len[s] - off : w->ck[s];
+            size_t off = (size_t)k * w->ck[s], n = ps_slice_len(w->len[s], w->ck[s], off);
             ps_header_t h = worker_header(w, s, PS_MSG_PUSH, half ? PS_DTYPE_F16 : PS_DTYPE_F32, n);
             h.offset = off;
             h.iteration = w->clock;
