@@ -76,14 +76,16 @@ static void write_raw(const char *path, const float *p, size_t n) {
         die("--dump-params %s: write failed: %s", path, strerror(errno));
 }
 
+/* layout: the run's data layout (sampler, workers, per-worker batch, drop_last, train_count),
+ * recorded so that a resume under another layout can be refused (checkpoint_layout_mismatch) */
 static void save_checkpoint(exchange_t *ex, const options_t *o, model_t *md, float *state, long step,
-                            int epoch, int batch_in_epoch, int train_count) {
+                            int epoch, int batch_in_epoch, const checkpoint_header_t *layout) {
     /* state_get is called on worker 0 only (a PS pull) */
     if (ex->rank != 0) return;
     mlp_t *m = md->m;
     model_params_to_host(md);
     if (ex->ops->state_get(ex, m->params, state, m->nparams) != 0) die("reading optimizer state for the checkpoint failed");
-    checkpoint_header_t h = {0};
+    checkpoint_header_t h = *layout;
     h.nsizes = m->nsizes;
     memcpy(h.sizes, m->sizes, sizeof(int) * (size_t)m->nsizes);
     h.nparams = m->nparams;
@@ -93,11 +95,6 @@ static void save_checkpoint(exchange_t *ex, const options_t *o, model_t *md, flo
     h.batch_in_epoch = batch_in_epoch;
     h.seed = o->seed;
     h.optimizer = (uint32_t)ex->optim.kind;
-    h.sampler = (uint32_t)o->sampler;
-    h.workers = (uint32_t)ex->world_size;
-    h.batch = (uint32_t)(o->scaling == SCALING_STRONG ? o->batch / ex->world_size : o->batch);
-    h.drop_last = (uint32_t)o->drop_last;
-    h.train_count = (uint64_t)train_count;
     char err[1024];
     if (checkpoint_save(o->checkpoint, &h, m->params, state, err, sizeof err) != 0) die_at(NULL, 0, 1, "%s", err);
 }
@@ -153,6 +150,12 @@ int main(int argc, char **argv) {
     sampler_set_kind(&sampler, o.sampler);
     if (sampler.num_samples == 0)
         die_input("--train-limit %d leaves no sample for each of %d workers with --drop-last", train.count, N);
+    checkpoint_header_t layout = {0};   /* what a checkpoint records of the data layout */
+    layout.sampler = (uint32_t)o.sampler;
+    layout.workers = (uint32_t)N;
+    layout.batch = (uint32_t)b;
+    layout.drop_last = (uint32_t)o.drop_last;
+    layout.train_count = (uint64_t)train.count;
     const long batches_per_epoch = ((long)sampler.num_samples + b - 1) / b;
     const long steps_per_epoch = (batches_per_epoch + K - 1) / K;
     const long warmup_steps = (long)(o.warmup_epochs * (float)steps_per_epoch);
@@ -180,13 +183,7 @@ int main(int argc, char **argv) {
         if (checkpoint_load(o.resume, &want, &got, m.params, state, err, sizeof err) != 0) die_input("%s", err);
         if (got.seed != o.seed) die_input("--resume %s: written with --seed %llu, this run has --seed %llu", o.resume,
                                           (unsigned long long)got.seed, (unsigned long long)o.seed);
-        checkpoint_header_t now = {0};
-        now.sampler = (uint32_t)o.sampler;
-        now.workers = (uint32_t)N;
-        now.batch = (uint32_t)b;
-        now.drop_last = (uint32_t)o.drop_last;
-        now.train_count = (uint64_t)train.count;
-        if (checkpoint_layout_mismatch(o.resume, &got, &now, err, sizeof err) != 0) die_input("%s", err);
+        if (checkpoint_layout_mismatch(o.resume, &got, &layout, err, sizeof err) != 0) die_input("%s", err);
         step = got.step;
         start_epoch = got.epoch;
         start_batch = got.batch_in_epoch;
@@ -272,7 +269,7 @@ int main(int argc, char **argv) {
             next_epoch = bi >= batches_per_epoch ? epoch + 1 : epoch;
             next_batch = bi >= batches_per_epoch ? 0 : (int)bi;
             if (o.checkpoint[0] && o.checkpoint_every && step % o.checkpoint_every == 0)
-                save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, train.count);
+                save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, &layout);
         }
         if (ep_steps == 0) continue;
         double v[1] = {ep_loss / (double)ep_steps};
@@ -285,7 +282,7 @@ int main(int argc, char **argv) {
                     step, last_loss, 100.0 * test_acc, (double)ep_steps * (double)global_batch / ep_time,
                     timer_now() - wall0);
         /* every epoch, so a killed job loses at most one epoch */
-        if (o.checkpoint[0] && !stop) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, train.count);
+        if (o.checkpoint[0] && !stop) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, &layout);
     }
     if (losslog) fclose(losslog);
 
@@ -294,7 +291,7 @@ int main(int argc, char **argv) {
     model_params_to_device(&md);
     double wall = timer_now() - wall0;
     test_acc = evaluate(ex, &md, &test);
-    if (o.checkpoint[0]) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, train.count);
+    if (o.checkpoint[0]) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, &layout);
     if (o.dump_params[0] && ex->rank == 0) write_raw(o.dump_params, m.params, nparams);
 
     /* worker means of the per-phase times, so the CSV describes a typical worker */
