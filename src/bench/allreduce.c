@@ -24,9 +24,7 @@
 #include "common/check.h"
 #include "model/blas.h"
 #include "train_step.h"
-#ifdef HAVE_CUDA
-#include "allreduce_cuda.h"
-#endif
+#include "allreduce_cuda.h"   /* bench_row; the rest only in --with-cuda builds */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -231,6 +229,17 @@ static long check(impl_t impl, int fp16, ring_t *r, float *buf, size_t count) {
     return wrong;
 }
 
+void bench_row(FILE *csv, size_t bytes, size_t count, const char *name, double tmax, long wrong, int nranks,
+               int chunk_kb) {
+    double algbw = tmax > 0 ? (double)bytes / tmax / 1e9 : 0;
+    double busbw = algbw * 2.0 * (nranks - 1) / nranks;
+    char wbuf[32];
+    if (wrong < 0) snprintf(wbuf, sizeof wbuf, "N/A"); else snprintf(wbuf, sizeof wbuf, "%ld", wrong);
+    printf("  %12zu %12zu %10s %12.1f %12.3f %12.3f %8s\n", bytes, count, name, tmax * 1e6, algbw, busbw, wbuf);
+    fflush(stdout);
+    if (csv) fprintf(csv, "%zu,%zu,%s,%.3f,%.4f,%.4f,%ld,%d,%d\n", bytes, count, name, tmax * 1e6, algbw, busbw, wrong, nranks, chunk_kb);
+}
+
 int main(int argc, char **argv) {
     /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
      * re-exec this process, so before MPI starts) */
@@ -336,16 +345,9 @@ int main(int argc, char **argv) {
             if (paced) tmax /= nranks;
             long wrong = o.check ? check(impl, o.fp16, &r, buf, count) : -1;
             if (wrong > 0) total_wrong += wrong;
-            if (rank == 0) {
-                double algbw = tmax > 0 ? (double)bytes / tmax / 1e9 : 0;
-                double busbw = algbw * 2.0 * (nranks - 1) / nranks;
-                const char *name = impl == IMPL_MPI ? "mpi" : impl == IMPL_HIER ? "hier" : o.fp16 ? "ring-fp16" : "ring";
-                char wbuf[32];
-                if (wrong < 0) snprintf(wbuf, sizeof wbuf, "N/A"); else snprintf(wbuf, sizeof wbuf, "%ld", wrong);
-                printf("  %12zu %12zu %10s %12.1f %12.3f %12.3f %8s\n", bytes, count, name, tmax * 1e6, algbw, busbw, wbuf);
-                fflush(stdout);
-                if (csv) fprintf(csv, "%zu,%zu,%s,%.3f,%.4f,%.4f,%ld,%d,%d\n", bytes, count, name, tmax * 1e6, algbw, busbw, wrong, nranks, o.chunk_kb);
-            }
+            if (rank == 0)
+                bench_row(csv, bytes, count, impl == IMPL_MPI ? "mpi" : impl == IMPL_HIER ? "hier" : o.fp16 ? "ring-fp16" : "ring",
+                          tmax, wrong, nranks, o.chunk_kb);
             memset(buf, 0, bytes);
         }
         if (sz == 0) break;

@@ -205,16 +205,7 @@ long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
             mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
             long wrong = o->check ? check(&b, impls[k], count) : -1;
             if (wrong > 0) total_wrong += wrong;
-            if (b.rank == 0) {
-                double algbw = tmax > 0 ? (double)bytes / tmax / 1e9 : 0;
-                double busbw = algbw * 2.0 * (b.nranks - 1) / b.nranks;
-                char wbuf[32];
-                if (wrong < 0) snprintf(wbuf, sizeof wbuf, "N/A"); else snprintf(wbuf, sizeof wbuf, "%ld", wrong);
-                printf("  %12zu %12zu %10s %12.1f %12.3f %12.3f %8s\n", bytes, count, dimpl_name[impls[k]], tmax * 1e6, algbw, busbw, wbuf);
-                fflush(stdout);
-                if (o->csv) fprintf(o->csv, "%zu,%zu,%s,%.3f,%.4f,%.4f,%ld,%d,%d\n", bytes, count, dimpl_name[impls[k]],
-                                    tmax * 1e6, algbw, busbw, wrong, b.nranks, o->chunk_kb);
-            }
+            if (b.rank == 0) bench_row(o->csv, bytes, count, dimpl_name[impls[k]], tmax, wrong, b.nranks, o->chunk_kb);
             cudaCheck(cudaMemset(b.d_buf, 0, maxcount * sizeof(float)));
             cudaCheck(cudaDeviceSynchronize());
         }

@@ -65,6 +65,9 @@ void ring_allreduce_fp16(ring_t *r, float *buf, size_t count);
  * ring_free frees what is left. 64-byte aligned. PSRING_RING_SHM=0 in every rank's environment
  * turns the shared windows off (heap memory, messages). */
 float *ring_buffer_alloc(ring_t *r, size_t count);
+/* what ring_buffer_alloc gives without shared windows: 64-byte aligned heap memory for count
+ * floats (not collective; ring_buffer_free or free() releases it) */
+float *ring_heap_alloc(size_t count);
 void ring_buffer_free(ring_t *r, float *buf);
 /* the two above as an mlp_allocator_t's alloc/free with the ring as ctx, so a model's gradient
  * lives in the ring's buffer: { ring_mlp_alloc, ring_mlp_free, &ring } */

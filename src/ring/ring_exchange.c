@@ -485,9 +485,7 @@ static float *ring_grads_alloc(exchange_t *ex, size_t count) {
     ringex_t *x = ex->impl;
     if (count != x->count) die("ring exchange: gradient buffer of %zu floats, created for %zu", count, x->count);
     if (!x->overlap && !x->fp16 && !x->hier_on && x->op != RING_OP_ADASUM) return ring_buffer_alloc(&x->ring, count);
-    float *p = aligned_alloc(64, ((count ? count : 1) * sizeof(float) + 63) & ~(size_t)63);
-    if (!p) die("ring exchange: out of memory for %zu gradients", count);
-    return p;
+    return ring_heap_alloc(count);
 }
 
 static void ring_grads_free(exchange_t *ex, float *grads) {

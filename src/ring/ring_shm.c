@@ -143,13 +143,15 @@ void ring_shm_free(ring_t *r) {
     r->shm = 0;
 }
 
+float *ring_heap_alloc(size_t count) {
+    float *p = aligned_alloc(64, ((count ? count : 1) * sizeof(float) + 63) & ~(size_t)63);
+    if (!p) die("ring_buffer_alloc: out of memory for %zu floats", count);
+    return p;
+}
+
 float *ring_buffer_alloc(ring_t *r, size_t count) {
     size_t bytes = ((count ? count : 1) * sizeof(float) + 63) & ~(size_t)63;
-    if (!r->shm) {
-        float *p = aligned_alloc(64, bytes);
-        if (!p) die("ring_buffer_alloc: out of memory for %zu floats", count);
-        return p;
-    }
+    if (!r->shm) return ring_heap_alloc(count);
     /* every rank's part must be as large as ours: the same count everywhere */
     unsigned long long lo = count, hi = count;
     mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, r->comm));
