@@ -3,6 +3,7 @@
  * caches, the cores' frequency and the other processes meet the exchange as they do in training. */
 #include "train_step.h"
 #include "common/check.h"
+#include "common/rng.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,17 +55,12 @@ void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allo
     size_t nx = (size_t)s->batch * (size_t)s->sizes[0];
     t->x = xcalloc(nx, sizeof(float));
     t->y = xcalloc((size_t)s->batch, 1);
-    /* MNIST-like: pixels in [0, 1), uniform labels; a fixed LCG so every run does the same work */
-    uint64_t r = seed * 6364136223846793005ull + 1442695040888963407ull;
-    for (size_t i = 0; i < nx; i++) {
-        r = r * 6364136223846793005ull + 1442695040888963407ull;
-        t->x[i] = (float)(r >> 40) / (float)(1u << 24);
-    }
+    /* MNIST-like: pixels in [0, 1), uniform labels; seeded, so every run does the same work */
+    rng_t g;
+    rng_init(&g, seed, 0);
+    for (size_t i = 0; i < nx; i++) t->x[i] = rng_float(&g);
     int classes = s->sizes[s->nsizes - 1];
-    for (int i = 0; i < s->batch; i++) {
-        r = r * 6364136223846793005ull + 1442695040888963407ull;
-        t->y[i] = (uint8_t)((r >> 33) % (uint64_t)classes);
-    }
+    for (int i = 0; i < s->batch; i++) t->y[i] = (uint8_t)rng_below(&g, (uint64_t)classes);
 }
 
 void train_step_run(train_step_t *t) {
