@@ -226,21 +226,13 @@ def ring_shm_time(N, n, alpha_shm, beta_shm, share=1.0):
     """psring's ring on one host, gradients in a shared window (the load/store path, ring_shm.c):
     two counter waits per call (alpha_shm) and each rank loading its segment's N partials and
     storing the sum into all N buffers, 2 x n bytes of memory traffic for any N, priced per byte of
-    gradient (beta_shm, both calibrated at N = 2 after the real forward + backward); no messages:
+    gradient (beta_shm, both calibrated at N = 2 after the real forward + backward, on the
+    averaging call psring-train makes, whose owner multiplies by 1/N while the sum is in L1, so no
+    pass of its own divides); no messages:
       share (alpha_shm + n beta_shm)"""
     if N <= 1:
         return 0.0
     return share * (alpha_shm + n * beta_shm)
-
-
-def ring_shm_exchange_time(N, n, alpha_shm, beta_shm, gamma, share=1.0, local_share=1.0):
-    """The ring exchange on the load/store path: the allreduce (stretched by the collective's
-    time-slicing factor share, which waits for peers to hold a core) plus the pass dividing by N,
-    n gamma, which each rank runs alone, needing no peer: stretched only by its own share of the
-    cores, local_share = max(1, processes / cores)."""
-    if N <= 1:
-        return 0.0
-    return ring_shm_time(N, n, alpha_shm, beta_shm, share) + local_share * n * gamma
 
 
 def ps_bench_time(N, n, beta_ps):

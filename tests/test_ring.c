@@ -275,6 +275,23 @@ static void test_shm(size_t count, size_t off) {
                  (unsigned long long)dr, (unsigned long long)want);
     }
     check_identical(buf, count, "shm random");
+    /* the average folded into the stores (ring_allreduce_scaled) against the sum then one
+     * ring_scale pass on the message path: the same bits; both written outside nothing */
+    const float avg = 1.0f / (float)nranks;
+    randvec(buf, count, rank, 31);
+    memcpy(heap, buf, count * sizeof(float));
+    ring_allreduce_scaled(&r, buf, count, avg);
+    ring_allreduce(&r, heap, count);
+    ring_scale(heap, avg, count);
+    if (count && memcmp(buf, heap, count * sizeof(float)))
+        FAIL("shm count %zu off %zu: scaled allreduce not bit-identical to sum then scale", count, off);
+    for (size_t i = 0; i < off; i++) if (win[i] != -3.0f) { FAIL("shm count %zu: scaled wrote before the range", count); break; }
+    if (win[off + count] != -7.0f) FAIL("shm count %zu: scaled wrote past the end", count);
+    check_identical(buf, count, "shm scaled");
+    for (size_t i = 0; i < count; i++) buf[i] = value(rank, i);
+    ring_allreduce_scaled(&r, buf, count, avg);   /* exact: the sums are small integers */
+    for (size_t i = 0; i < count; i++)
+        if (buf[i] != expected(i) * avg) { FAIL("shm count %zu: scaled [%zu] = %g want %g", count, i, buf[i], expected(i) * avg); break; }
     for (int call = 0; call < 20; call++) {
         for (size_t i = 0; i < count; i++) buf[i] = value(rank, i) * (float)(call + 1);
         ring_allreduce(&r, buf, count);

@@ -54,6 +54,10 @@ RING_CLONES void ring_add(float *restrict dst, const float *restrict src, size_t
     for (size_t i = 0; i < n; i++) dst[i] += src[i];
 }
 
+RING_CLONES void ring_scale(float *restrict x, float s, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] *= s;
+}
+
 void ring_segment(size_t count, int n, int j, size_t *off, size_t *len) {
     size_t base = count / (size_t)n, extra = count % (size_t)n, uj = (size_t)j;
     *len = base + (uj < extra);
@@ -196,7 +200,7 @@ static void ring_run(ring_t *r, float *buf, size_t count, int fp16) {
     double t_ag = 0;
     if (count > (size_t)n * (size_t)0x7fffffff) die("ring_allreduce: count %zu too large", count);
     /* a buffer in a shared window: loads and stores instead of messages (ring_shm.c) */
-    if (!fp16 && ring_shm_allreduce(r, buf, count)) return;
+    if (!fp16 && ring_shm_allreduce(r, buf, count, 1.0f)) return;
     ring_reserve(r, count);
 #ifndef NDEBUG
     {   /* the split must cover the buffer exactly */
@@ -239,4 +243,9 @@ static void ring_run(ring_t *r, float *buf, size_t count, int fp16) {
 }
 
 void ring_allreduce(ring_t *r, float *buf, size_t count) { ring_run(r, buf, count, 0); }
+void ring_allreduce_scaled(ring_t *r, float *buf, size_t count, float scale) {
+    if (r->size > 1 && count > 0 && ring_shm_allreduce(r, buf, count, scale)) return;
+    ring_run(r, buf, count, 0);
+    if (scale != 1.0f) ring_scale(buf, scale, count);
+}
 void ring_allreduce_fp16(ring_t *r, float *buf, size_t count) { ring_run(r, buf, count, 1); }

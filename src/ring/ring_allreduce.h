@@ -56,6 +56,14 @@ void ring_allreduce(ring_t *r, float *buf, size_t count);
  * sends the sum as halves; the final owner rounds its segment to half too, so every rank returns
  * bit-identical values. Error per element <= about (N-1) half-ulps of the partial sums. */
 void ring_allreduce_fp16(ring_t *r, float *buf, size_t count);
+/* buf[i] = scale x (sum over ranks of buf[i]): the average with scale = 1/N, as a trainer wants it.
+ * On the load/store path the final owner multiplies each piece of the sum while it is in its
+ * L1-sized accumulator, before storing it into every buffer, so the average costs no pass of its
+ * own (a separate pass reads and writes the whole gradient once more: a third of the exchange at
+ * N = 2 on one host); on messages, ring_allreduce then one pass of ring_scale. Every rank returns
+ * the same bits either way: the float sum, then one float multiply, as ring_allreduce followed by
+ * ring_scale. */
+void ring_allreduce_scaled(ring_t *r, float *buf, size_t count, float scale);
 
 /* A buffer for count floats (collective, same count on every rank): in an MPI-3 shared-memory
  * window when every rank of the ring is on this host (else plain heap memory). ring_allreduce on
@@ -90,5 +98,7 @@ int ring_seg_recv(int rank, int n, int t);
 size_t ring_chunk_elems(size_t chunk_bytes);
 /* dst[i] += src[i] (vectorised) */
 void ring_add(float *restrict dst, const float *restrict src, size_t n);
+/* x[i] *= s (vectorised) */
+void ring_scale(float *restrict x, float s, size_t n);
 
 #endif

@@ -111,12 +111,28 @@ static void half_sum_fn(void *in, void *inout, int *len, MPI_Datatype *dt) {
     }
 }
 
+static void allreduce_sum(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf, size_t off, size_t n);
+
 /* sum-allreduce buf[0, n) with the configured implementation; the ring r for ours, comm for MPI's.
- * off is where buf starts in the whole gradient (the fp16 wire buffer is indexed the same way). */
-static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf, size_t off, size_t n) {
+ * off is where buf starts in the whole gradient (the fp16 wire buffer is indexed the same way).
+ * scale != 1: the sum times scale (the average), folded into the load/store ring's stores
+ * (ring_allreduce_scaled) where psring's float ring runs, else one pass after the sum. */
+static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf, size_t off, size_t n, float scale) {
     ringex_t *x = ex->impl;
     int N = ex->world_size;
     if (N == 1 || n == 0) return;
+    if (x->impl == ALLREDUCE_RING && !x->fp16 && !x->hier_on && x->op != RING_OP_ADASUM) {
+        ring_allreduce_scaled(r, buf, n, scale);
+        return;
+    }
+    allreduce_sum(ex, r, comm, buf, off, n);
+    if (scale != 1.0f) ring_scale(buf, scale, n);
+}
+
+/* allreduce_range's sum for everything but psring's float ring */
+static void allreduce_sum(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf, size_t off, size_t n) {
+    ringex_t *x = ex->impl;
+    int N = ex->world_size;
     if (x->hier_on || x->op == RING_OP_ADASUM) {   /* options refuse them with --overlap: whole buffer */
         uint64_t s0, r0;
         if (x->hier_on) {
@@ -131,7 +147,7 @@ static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
         return;
     }
     if (x->impl == ALLREDUCE_RING) {
-        if (x->fp16) ring_allreduce_fp16(r, buf, n); else ring_allreduce(r, buf, n);
+        ring_allreduce_fp16(r, buf, n);   /* the float ring is allreduce_range's */
         return;
     }
     size_t esz = x->fp16 ? sizeof(uint16_t) : sizeof(float);
@@ -168,7 +184,7 @@ static void *overlap_main(void *arg) {
         range_t r = ov->q[ov->next++];
         float *g = ov->grads;
         pthread_mutex_unlock(&ov->mu);
-        allreduce_range(ex, &ov->ring, ov->ring.comm, g + r.lo, r.lo, r.hi - r.lo);
+        allreduce_range(ex, &ov->ring, ov->ring.comm, g + r.lo, r.lo, r.hi - r.lo, 1.0f);
         pthread_mutex_lock(&ov->mu);
         ov->done++;
         pthread_cond_signal(&ov->cv_done);
@@ -390,10 +406,6 @@ static int ring_sync_params(exchange_t *ex, float *params, size_t count) {
     return 0;
 }
 
-static void scale(float *restrict g, float s, size_t n) {
-    for (size_t i = 0; i < n; i++) g[i] *= s;
-}
-
 static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, float lr) {
     ringex_t *x = ex->impl;
     if (count != x->count) {
@@ -404,8 +416,12 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
     double t0 = timer_now();
     uint64_t s0 = x->ring.bytes_sent + x->ov.ring.bytes_sent, r0 = x->ring.bytes_recv + x->ov.ring.bytes_recv;
     if (x->stall_warn > 0) stall_check(ex);
-    if (x->overlap && x->ov.grads) overlap_flush(ex, grads);
-    else {
+    /* sum and adasum are not divided: adasum(g, g) = g already, sum leaves lr to the user */
+    float avg = ex->world_size > 1 && x->op == RING_OP_AVERAGE ? 1.0f / (float)ex->world_size : 1.0f;
+    if (x->overlap && x->ov.grads) {
+        overlap_flush(ex, grads);
+        if (avg != 1.0f) ring_scale(grads, avg, count);   /* the buckets went as sums */
+    } else {
         /* Horovod's negotiation phase, made explicit: a barrier absorbs the skew between ranks
          * (a peer still computing or descheduled), so what follows is the collective alone, the
          * part the cost model predicts. With --overlap the background thread may be inside an
@@ -418,10 +434,8 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
             ex->stats.wait_s += tw1 - tw;
             if (timeline_event) timeline_event("wait", tw, tw1);
         }
-        allreduce_range(ex, &x->ring, x->comm, grads, 0, count);
+        allreduce_range(ex, &x->ring, x->comm, grads, 0, count, avg);
     }
-    /* sum and adasum are not divided: adasum(g, g) = g already, sum leaves lr to the user */
-    if (ex->world_size > 1 && x->op == RING_OP_AVERAGE) scale(grads, 1.0f / (float)ex->world_size, count);
     ex->stats.bytes_sent += x->ring.bytes_sent + x->ov.ring.bytes_sent - s0;
     ex->stats.bytes_recv += x->ring.bytes_recv + x->ov.ring.bytes_recv - r0;
     double t1 = timer_now();

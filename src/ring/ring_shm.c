@@ -230,7 +230,7 @@ static void wait_all(ring_t *r, uint64_t want, int entry) {
     }
 }
 
-int ring_shm_allreduce(ring_t *r, float *buf, size_t count) {
+int ring_shm_allreduce(ring_t *r, float *buf, size_t count, float scale) {
     struct ring_shmbuf *b = find(r, buf, count);
     if (!b) return 0;
     const int n = r->size;
@@ -259,6 +259,7 @@ int ring_shm_allreduce(ring_t *r, float *buf, size_t count) {
         size_t m = slen - a < SHM_PIECE ? slen - a : SHM_PIECE;
         memcpy(acc, src[0] + a, m * sizeof(float));
         for (int k = 1; k < n; k++) ring_add(acc, src[k] + a, m);
+        if (scale != 1.0f) ring_scale(acc, scale, m);   /* the average, while the piece is in L1 */
         for (int k = 0; k < n; k++) memcpy(src[k] + a, acc, m * sizeof(float));
     }
     r->bytes_sent += (uint64_t)(n - 1) * slen * sizeof(float);

@@ -8,7 +8,8 @@
 void ring_shm_init(ring_t *r);
 /* collective; frees every window still allocated and the control window */
 void ring_shm_free(ring_t *r);
-/* 1 and runs the load/store ring if buf[0, count) lies in one of r's windows; 0 otherwise */
-int ring_shm_allreduce(ring_t *r, float *buf, size_t count);
+/* 1 and runs the load/store ring if buf[0, count) lies in one of r's windows (every stored sum
+ * multiplied by scale, unless scale is 1); 0 otherwise */
+int ring_shm_allreduce(ring_t *r, float *buf, size_t count, float scale);
 
 #endif
