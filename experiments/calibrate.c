@@ -28,7 +28,7 @@
  *   beta_ring_step        the hop (MPI_Sendrecv) fitted over 4 KiB .. n, sent from the gradient
  *   gamma_ring_step       ring_add of --chunk-kb chunks (the ring's receive slot) into the whole
  *                         gradient, seconds per byte of gradient
- *   alpha_shm_step,       ring_allreduce_scaled by 1/2 on a ring_buffer_alloc buffer (the load/store
+ *   alpha_shm_step,       ring_allreduce_scaled by 1/N on a ring_buffer_alloc buffer (the load/store
  *   beta_shm_step         path and the average the trainer's ring step takes on one host: a barrier,
  *                         as ring_exchange.c's step(), then the allreduce: two counter waits, then
  *                         each rank loads and stores 2 x bytes, multiplying by 1/N in between):
@@ -172,7 +172,7 @@ static int shm_step(ring_t *ring, train_step_t *ts, size_t count, int reps, doub
         train_step_run(ts);
         mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
         double t0 = timer_now();
-        ring_allreduce_scaled(ring, grad, count, 0.5f);   /* the average, as psring-train's ring step */
+        ring_allreduce_scaled(ring, grad, count, 1.0f / (float)ring->size);   /* the average, as psring-train's ring step */
         double dt = timer_now() - t0;
         total += dt;
         if (dt < best) best = dt;

@@ -193,14 +193,18 @@ static void post_send(run_t *x, size_t g, size_t lo, size_t len, int round_in_pl
     r->bytes_sent += len * (x->fp16 ? sizeof(uint16_t) : sizeof(float));
 }
 
-static void ring_run(ring_t *r, float *buf, size_t count, int fp16) {
+/* the sum, times scale (1: none): folded into the load/store pass, else one pass at the end */
+static void ring_run(ring_t *r, float *buf, size_t count, int fp16, float scale) {
     const int n = r->size;
-    if (n == 1 || count == 0) return;
+    if (n == 1 || count == 0) {
+        if (scale != 1.0f) ring_scale(buf, scale, count);
+        return;
+    }
     const double t_rs = timer_now();
     double t_ag = 0;
     if (count > (size_t)n * (size_t)0x7fffffff) die("ring_allreduce: count %zu too large", count);
     /* a buffer in a shared window: loads and stores instead of messages (ring_shm.c) */
-    if (!fp16 && ring_shm_allreduce(r, buf, count, 1.0f)) return;
+    if (!fp16 && ring_shm_allreduce(r, buf, count, scale)) return;
     ring_reserve(r, count);
 #ifndef NDEBUG
     {   /* the split must cover the buffer exactly */
@@ -240,12 +244,9 @@ static void ring_run(ring_t *r, float *buf, size_t count, int fp16) {
         timeline_event("reduce-scatter", t_rs, t_ag);
         timeline_event("allgather", t_ag, timer_now());
     }
-}
-
-void ring_allreduce(ring_t *r, float *buf, size_t count) { ring_run(r, buf, count, 0); }
-void ring_allreduce_scaled(ring_t *r, float *buf, size_t count, float scale) {
-    if (r->size > 1 && count > 0 && ring_shm_allreduce(r, buf, count, scale)) return;
-    ring_run(r, buf, count, 0);
     if (scale != 1.0f) ring_scale(buf, scale, count);
 }
-void ring_allreduce_fp16(ring_t *r, float *buf, size_t count) { ring_run(r, buf, count, 1); }
+
+void ring_allreduce(ring_t *r, float *buf, size_t count) { ring_run(r, buf, count, 0, 1.0f); }
+void ring_allreduce_scaled(ring_t *r, float *buf, size_t count, float scale) { ring_run(r, buf, count, 0, scale); }
+void ring_allreduce_fp16(ring_t *r, float *buf, size_t count) { ring_run(r, buf, count, 1, 1.0f); }

@@ -111,65 +111,50 @@ static void half_sum_fn(void *in, void *inout, int *len, MPI_Datatype *dt) {
     }
 }
 
-static void allreduce_sum(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf, size_t off, size_t n);
-
 /* sum-allreduce buf[0, n) with the configured implementation; the ring r for ours, comm for MPI's.
  * off is where buf starts in the whole gradient (the fp16 wire buffer is indexed the same way).
- * scale != 1: the sum times scale (the average), folded into the load/store ring's stores
- * (ring_allreduce_scaled) where psring's float ring runs, else one pass after the sum. */
+ * scale != 1: the sum times scale (the average): psring's float ring folds it into its pass
+ * (ring_allreduce_scaled), the others get one ring_scale pass after the sum. */
 static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf, size_t off, size_t n, float scale) {
     ringex_t *x = ex->impl;
     int N = ex->world_size;
     if (N == 1 || n == 0) return;
-    if (x->impl == ALLREDUCE_RING && !x->fp16 && !x->hier_on && x->op != RING_OP_ADASUM) {
+    if (x->hier_on) {   /* options refuse hierarchical and adasum with --overlap: whole buffer */
+        uint64_t s0 = x->hier.bytes_sent, r0 = x->hier.bytes_recv;
+        hier_allreduce(&x->hier, buf, n);
+        ex->stats.bytes_sent += x->hier.bytes_sent - s0; ex->stats.bytes_recv += x->hier.bytes_recv - r0;
+    } else if (x->op == RING_OP_ADASUM) {
+        uint64_t s0 = x->adasum.bytes_sent, r0 = x->adasum.bytes_recv;
+        adasum_allreduce(&x->adasum, buf, n);
+        ex->stats.bytes_sent += x->adasum.bytes_sent - s0; ex->stats.bytes_recv += x->adasum.bytes_recv - r0;
+    } else if (x->impl == ALLREDUCE_RING && !x->fp16) {
         ring_allreduce_scaled(r, buf, n, scale);
         return;
+    } else if (x->impl == ALLREDUCE_RING) {
+        ring_allreduce_fp16(r, buf, n);
+    } else {
+        size_t esz = x->fp16 ? sizeof(uint16_t) : sizeof(float);
+        double t_mpi = timer_now();
+        /* MPI_Allreduce's internals are opaque: count the bandwidth-optimal payload, as for the ring */
+        uint64_t nominal = (uint64_t)(2.0 * (N - 1) / N * (double)n * (double)esz);
+        /* MPI takes int counts: go in pieces of at most 1 Gi elements */
+        for (size_t done = 0; done < n;) {
+            size_t m = n - done > (1u << 30) ? (1u << 30) : n - done;
+            if (x->fp16) {
+                uint16_t *h = x->half + off + done;
+                half_from_float(h, buf + done, m);
+                mpiCheck(MPI_Allreduce(MPI_IN_PLACE, h, (int)m, MPI_UINT16_T, x->half_sum, comm));
+                half_to_float(buf + done, h, m);
+            } else {
+                mpiCheck(MPI_Allreduce(MPI_IN_PLACE, buf + done, (int)m, MPI_FLOAT, MPI_SUM, comm));
+            }
+            done += m;
+        }
+        ex->stats.bytes_sent += nominal;
+        ex->stats.bytes_recv += nominal;
+        if (timeline_event) timeline_event("allreduce", t_mpi, timer_now());
     }
-    allreduce_sum(ex, r, comm, buf, off, n);
     if (scale != 1.0f) ring_scale(buf, scale, n);
-}
-
-/* allreduce_range's sum for everything but psring's float ring */
-static void allreduce_sum(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf, size_t off, size_t n) {
-    ringex_t *x = ex->impl;
-    int N = ex->world_size;
-    if (x->hier_on || x->op == RING_OP_ADASUM) {   /* options refuse them with --overlap: whole buffer */
-        uint64_t s0, r0;
-        if (x->hier_on) {
-            s0 = x->hier.bytes_sent; r0 = x->hier.bytes_recv;
-            hier_allreduce(&x->hier, buf, n);
-            ex->stats.bytes_sent += x->hier.bytes_sent - s0; ex->stats.bytes_recv += x->hier.bytes_recv - r0;
-        } else {
-            s0 = x->adasum.bytes_sent; r0 = x->adasum.bytes_recv;
-            adasum_allreduce(&x->adasum, buf, n);
-            ex->stats.bytes_sent += x->adasum.bytes_sent - s0; ex->stats.bytes_recv += x->adasum.bytes_recv - r0;
-        }
-        return;
-    }
-    if (x->impl == ALLREDUCE_RING) {
-        ring_allreduce_fp16(r, buf, n);   /* the float ring is allreduce_range's */
-        return;
-    }
-    size_t esz = x->fp16 ? sizeof(uint16_t) : sizeof(float);
-    double t_mpi = timer_now();
-    /* MPI_Allreduce's internals are opaque: count the bandwidth-optimal payload, as for the ring */
-    uint64_t nominal = (uint64_t)(2.0 * (N - 1) / N * (double)n * (double)esz);
-    /* MPI takes int counts: go in pieces of at most 1 Gi elements */
-    for (size_t done = 0; done < n;) {
-        size_t m = n - done > (1u << 30) ? (1u << 30) : n - done;
-        if (x->fp16) {
-            uint16_t *h = x->half + off + done;
-            half_from_float(h, buf + done, m);
-            mpiCheck(MPI_Allreduce(MPI_IN_PLACE, h, (int)m, MPI_UINT16_T, x->half_sum, comm));
-            half_to_float(buf + done, h, m);
-        } else {
-            mpiCheck(MPI_Allreduce(MPI_IN_PLACE, buf + done, (int)m, MPI_FLOAT, MPI_SUM, comm));
-        }
-        done += m;
-    }
-    ex->stats.bytes_sent += nominal;
-    ex->stats.bytes_recv += nominal;
-    if (timeline_event) timeline_event("allreduce", t_mpi, timer_now());
 }
 
 /* ---- the communication thread ---- */
