@@ -2,7 +2,7 @@
  * (experiments/model). Run with two MPI ranks:
  *
  *   mpirun -np 2 psring-calibrate [--max-bytes N] [--agg-bytes N] [--ps-chunk-kb K] [--reps R]
- *                                 [--compute mlp:LAYERS:BATCH [--chunk-kb C]]
+ *                                 [--compute mlp:LAYERS:BATCH [--chunk-kb C] [--shm-reps R]]
  *
  * It measures, on this machine:
  *   alpha_mpi, beta_mpi   MPI ping-pong (what the ring uses): one-way time = alpha + bytes x beta,
@@ -32,7 +32,10 @@
  *   beta_shm_step         path and the average the trainer's ring step takes on one host: a barrier,
  *                         as ring_exchange.c's step(), then the allreduce: two counter waits, then
  *                         each rank loads and stores 2 x bytes, multiplying by 1/N in between):
- *                         t = alpha + bytes x beta from 4 KiB and n;
+ *                         t = alpha + bytes x beta from 4 KiB and n; the call at n is timed over
+ *                         --shm-reps steps (default --reps): its mean over as many steps as a
+ *                         training run takes is the statistic psring-train's exchange_ms reports,
+ *                         over as long a stretch of this shared machine's time;
  *                         omitted when the buffer is not shared (PSRING_RING_SHM=0)
  * Without it, the 16 MiB buffers above are larger than the caches: they price bytes that come
  * from memory, which is not where a 2 MB gradient comes from right after backward.
@@ -322,7 +325,7 @@ static double aggregate_zmq(int rank, int K, size_t bytes, size_t slice, int rou
 int main(int argc, char **argv) {
     size_t max_bytes = 16u << 20, agg_bytes = 2u << 20, step_bytes = 0, chunk_bytes = 256u << 10,
            ps_slice = 1024u << 10;   /* psring-train's --ps-chunk-kb default (PS_CHUNK_KB_DEFAULT) */
-    int reps = 20;
+    int reps = 20, shm_reps = 0;   /* 0: --reps */
     train_step_spec_t spec;
     /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
      * re-exec this process, so before MPI starts) */
@@ -357,16 +360,23 @@ int main(int argc, char **argv) {
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 1 || v > 10000) die_input("--reps must be an integer in [1, 10000]: got '%s'", argv[i]);
             reps = (int)v;
+        } else if (!strcmp(argv[i], "--shm-reps") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 100000) die_input("--shm-reps must be an integer in [1, 100000]: got '%s'", argv[i]);
+            shm_reps = (int)v;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: mpirun -np 2 psring-calibrate [--max-bytes N] [--agg-bytes N] [--ps-chunk-kb K] [--reps R]\n"
-                   "                 [--compute mlp:LAYERS:BATCH [--chunk-kb C]]\n"
+                   "                 [--compute mlp:LAYERS:BATCH [--chunk-kb C] [--shm-reps R]]\n"
                    "prints alpha/beta (MPI and ZeroMQ ping-pong), beta_host_k1/2/4 (K concurrent ZeroMQ clients\n"
                    "pushing and pulling --agg-bytes, default 2 MiB, in K KiB slices as psring-train's bsp, default\n"
                    "1024, 0 = whole), gamma (float add), delta (SGD update) as CSV;\n"
                    "with --compute mlp:LAYERS:BATCH (e.g. mlp:784,512,256,10:64) also beta_ring_step, gamma_ring_step\n"
                    "and alpha/beta_shm_step: the ring's hop, its reduction of C KiB chunks (default 256) and its\n"
                    "load/store allreduce at the gradient's size, each after that MLP's forward + backward at that\n"
-                   "batch (the real training step), which writes the gradient that is then exchanged\n");
+                   "batch (the real training step), which writes the gradient that is then exchanged;\n"
+                   "--shm-reps: steps timed for the load/store allreduce at the gradient's size (default --reps):\n"
+                   "as many as a training run has averages it over as long a stretch of time as exchange_ms\n");
             return 0;
         } else {
             die_input("psring-calibrate: unknown or incomplete option '%s' (see --help)", argv[i]);
@@ -447,7 +457,7 @@ int main(int argc, char **argv) {
         if (n >= 2) {
             /* the gradient's own size is the point the model is asked about: include it */
             x[n] = (double)(grad_n * sizeof(float));
-            shm_step(&ring, &ts, grad_n, reps, &tmean[n], &t[n]);
+            shm_step(&ring, &ts, grad_n, shm_reps ? shm_reps : reps, &tmean[n], &t[n]);
             n++;
             /* alpha: the smallest call (the two counter waits), beta: from the smallest call to
              * the gradient's size, both means (STEP_MEAN), so alpha + n beta is the mean call at
@@ -553,6 +563,7 @@ int main(int argc, char **argv) {
             if (have_shm) {
                 printf("alpha_shm_step,%.9g,s\n", a_shm);
                 printf("beta_shm_step,%.9g,s/byte\n", b_shm);
+                printf("shm_steps,%d,count\n", shm_reps ? shm_reps : reps);
             }
             printf("step_bytes,%zu,byte\n", step_bytes);
             printf("step_batch,%d,count\n", spec.batch);

@@ -175,7 +175,7 @@ if [[ -x $TOP_BUILDDIR/psring-calibrate ]] && command -v "$MPIRUN" >/dev/null; t
   # the load/store ring's slope says so in one line and exits 1, which counts as a try.
   for try in 1 2 3; do
     out=$("$MPIRUN" $MPIRUN_FLAGS -np 2 "$TOP_BUILDDIR/psring-calibrate" --max-bytes 65536 --agg-bytes 100000 \
-          --ps-chunk-kb 32 --compute mlp:784,128,10:8 --chunk-kb 16 --reps 5 2>&1); rc=$?
+          --ps-chunk-kb 32 --compute mlp:784,128,10:8 --chunk-kb 16 --reps 5 --shm-reps 9 2>&1); rc=$?
     bad_key=
     if [[ $rc -ne 0 ]]; then
       [[ $out == *"did not resolve"* ]] || fail "psring-calibrate: rc $rc: $out"
@@ -194,6 +194,11 @@ if [[ -x $TOP_BUILDDIR/psring-calibrate ]] && command -v "$MPIRUN" >/dev/null; t
   # (large enough that the load/store ring's cost per byte resolves over 4 KiB..n on a loaded machine)
   [[ $(awk -F, '$1 == "step_bytes" { print $2 }' <<<"$out") == 407080 ]] || fail "step_bytes not 407080: $out"
   [[ $(awk -F, '$1 == "step_batch" { print $2 }' <<<"$out") == 8 ]] || fail "step_batch not 8: $out"
+  [[ $(awk -F, '$1 == "shm_steps" { print $2 }' <<<"$out") == 9 ]] || fail "shm_steps not 9 (--shm-reps): $out"
+  for bad in 0 x 100001; do
+    err=$("$TOP_BUILDDIR/psring-calibrate" --shm-reps $bad 2>&1); rc=$?
+    [[ $rc -eq 2 && $err == *"--shm-reps"* && $(wc -l <<<"$err") -eq 1 ]] || fail "bad --shm-reps $bad: rc $rc: $err"
+  done
   err=$("$TOP_BUILDDIR/psring-calibrate" --ps-chunk-kb -1 2>&1); rc=$?
   [[ $rc -eq 2 && $err == *"--ps-chunk-kb"* && $(wc -l <<<"$err") -eq 1 ]] || fail "bad --ps-chunk-kb: rc $rc: $err"
   for bad in "mlp:784,10" "mlp:784,10:0" "cnn:784,10:64" "mlp:784,x,10:64"; do
