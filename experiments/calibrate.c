@@ -382,6 +382,7 @@ int main(int argc, char **argv) {
             die_input("psring-calibrate: unknown or incomplete option '%s' (see --help)", argv[i]);
         }
     }
+    if (!shm_reps) shm_reps = reps;
     mpiCheck(MPI_Init(&argc, &argv));
     int rank, size;
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -457,7 +458,7 @@ int main(int argc, char **argv) {
         if (n >= 2) {
             /* the gradient's own size is the point the model is asked about: include it */
             x[n] = (double)(grad_n * sizeof(float));
-            shm_step(&ring, &ts, grad_n, shm_reps ? shm_reps : reps, &tmean[n], &t[n]);
+            shm_step(&ring, &ts, grad_n, shm_reps, &tmean[n], &t[n]);
             n++;
             /* alpha: the smallest call (the two counter waits), beta: from the smallest call to
              * the gradient's size, both means (STEP_MEAN), so alpha + n beta is the mean call at
@@ -563,7 +564,7 @@ int main(int argc, char **argv) {
             if (have_shm) {
                 printf("alpha_shm_step,%.9g,s\n", a_shm);
                 printf("beta_shm_step,%.9g,s/byte\n", b_shm);
-                printf("shm_steps,%d,count\n", shm_reps ? shm_reps : reps);
+                printf("shm_steps,%d,count\n", shm_reps);
             }
             printf("step_bytes,%zu,byte\n", step_bytes);
             printf("step_batch,%d,count\n", spec.batch);

@@ -111,14 +111,16 @@ static void half_sum_fn(void *in, void *inout, int *len, MPI_Datatype *dt) {
     }
 }
 
-/* sum-allreduce buf[0, n) with the configured implementation; the ring r for ours, comm for MPI's.
- * off is where buf starts in the whole gradient (the fp16 wire buffer is indexed the same way).
- * scale != 1: the sum times scale (the average): psring's float ring folds it into its pass
- * (ring_allreduce_scaled), the others get one ring_scale pass after the sum. */
-static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf, size_t off, size_t n, float scale) {
+/* allreduce buf[0, n) with the configured implementation and --op; the ring r for ours, comm for
+ * MPI's. off is where buf starts in the whole gradient (the fp16 wire buffer is indexed the same
+ * way). average: the sum times 1/N, which psring's float ring folds into its pass
+ * (ring_allreduce_scaled) and the others get as one ring_scale pass over the range after the sum;
+ * sum and adasum are not divided (adasum(g, g) = g already, sum leaves lr to the user). */
+static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf, size_t off, size_t n) {
     ringex_t *x = ex->impl;
     int N = ex->world_size;
     if (N == 1 || n == 0) return;
+    const float scale = x->op == RING_OP_AVERAGE ? 1.0f / (float)N : 1.0f;
     if (x->hier_on) {   /* options refuse hierarchical and adasum with --overlap: whole buffer */
         uint64_t s0 = x->hier.bytes_sent, r0 = x->hier.bytes_recv;
         hier_allreduce(&x->hier, buf, n);
@@ -169,7 +171,7 @@ static void *overlap_main(void *arg) {
         range_t r = ov->q[ov->next++];
         float *g = ov->grads;
         pthread_mutex_unlock(&ov->mu);
-        allreduce_range(ex, &ov->ring, ov->ring.comm, g + r.lo, r.lo, r.hi - r.lo, 1.0f);
+        allreduce_range(ex, &ov->ring, ov->ring.comm, g + r.lo, r.lo, r.hi - r.lo);
         pthread_mutex_lock(&ov->mu);
         ov->done++;
         pthread_cond_signal(&ov->cv_done);
@@ -401,11 +403,8 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
     double t0 = timer_now();
     uint64_t s0 = x->ring.bytes_sent + x->ov.ring.bytes_sent, r0 = x->ring.bytes_recv + x->ov.ring.bytes_recv;
     if (x->stall_warn > 0) stall_check(ex);
-    /* sum and adasum are not divided: adasum(g, g) = g already, sum leaves lr to the user */
-    float avg = ex->world_size > 1 && x->op == RING_OP_AVERAGE ? 1.0f / (float)ex->world_size : 1.0f;
     if (x->overlap && x->ov.grads) {
         overlap_flush(ex, grads);
-        if (avg != 1.0f) ring_scale(grads, avg, count);   /* the buckets went as sums */
     } else {
         /* Horovod's negotiation phase, made explicit: a barrier absorbs the skew between ranks
          * (a peer still computing or descheduled), so what follows is the collective alone, the
@@ -419,7 +418,7 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
             ex->stats.wait_s += tw1 - tw;
             if (timeline_event) timeline_event("wait", tw, tw1);
         }
-        allreduce_range(ex, &x->ring, x->comm, grads, 0, count, avg);
+        allreduce_range(ex, &x->ring, x->comm, grads, 0, count);
     }
     ex->stats.bytes_sent += x->ring.bytes_sent + x->ov.ring.bytes_sent - s0;
     ex->stats.bytes_recv += x->ring.bytes_recv + x->ov.ring.bytes_recv - r0;
