@@ -85,6 +85,22 @@ sed 's/^beta_mpi,1e-10/beta_mpi,2e-10/' "$SCRATCH/cal.csv" >"$SCRATCH/cal_c.csv"
   --save "$SCRATCH/merged.csv" >/dev/null || fail "model --save failed"
 [[ $(grep '^beta_mpi,' "$SCRATCH/merged.csv") == "beta_mpi,2e-10,s/byte" ]] || fail "--save: beta_mpi not the median: $(cat "$SCRATCH/merged.csv")"
 [[ $(grep '^alpha_zmq,' "$SCRATCH/merged.csv") == "alpha_zmq,2e-05,s" ]] || fail "--save: alpha_zmq changed: $(cat "$SCRATCH/merged.csv")"
+# --compare over several calibrations: model_ms from the medians, model_min/max_ms the range of
+# each file's own prediction (cal_x2: every time per message and per byte doubled)
+awk -F, 'BEGIN { OFS = "," } $3 == "s" || $3 == "s/byte" { $2 = 2 * $2 } { print }' "$SCRATCH/cal.csv" >"$SCRATCH/cal_x2.csv"
+"$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv,$SCRATCH/cal_x2.csv" \
+  --compare "$TOP_SRCDIR/tests/fixtures/sweep_small.csv" --out "$SCRATCH/cmp2.csv" >/dev/null || fail "--compare over 2 files"
+python3 - "$SCRATCH/cmp2.csv" "$SCRATCH/cmp.csv" <<'PY' || fail "model range over calibrations"
+import csv, sys
+two = list(csv.DictReader(open(sys.argv[1])))
+one = {(r["config"], r["workers"]): r for r in csv.DictReader(open(sys.argv[2]))}
+for r in two:
+    lo, mid, hi = float(r["model_min_ms"]), float(r["model_ms"]), float(r["model_max_ms"])
+    o = one[(r["config"], r["workers"])]
+    assert o["model_min_ms"] == o["model_ms"] == o["model_max_ms"], o
+    if r["error_pct"]:   # not the one-worker ring (no exchange)
+        assert o["model_ms"] == r["model_min_ms"] and lo < mid < hi, (r, o)
+PY
 out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal.csv" --save /proc/no/such.csv 2>&1); rc=$?
 [[ $rc -eq 2 && $out == *"--save /proc/no/such.csv"* && $(wc -l <<<"$out") -eq 1 ]] || fail "--save to a bad path: rc $rc: $out"
 # expect_compare CAL MEAS WHAT ROW...: psring model --compare CAL against MEAS; each ROW is
@@ -155,7 +171,7 @@ out=$("$TOP_SRCDIR/experiments/model" --calibration "$SCRATCH/cal_shm.csv" --lin
 [[ $out == *"2(N-1) alpha + 2(N-1)/N n beta + (N-1)/N n gamma"* ]] || fail "no ring formula for network links: $out"
 # the step the calibration runs before each primitive: the model's layers at psring-train's
 # per-worker batch; calibrating needs the layers (a bare --params has no step to run): one line, 2
-python3 - "$TOP_SRCDIR/experiments" <<'PY' || fail "compute spec"
+python3 - "$TOP_SRCDIR/experiments" <<'PY' || fail "compute spec, calibration samples"
 import importlib.machinery, importlib.util, sys, os
 sys.path.insert(0, sys.argv[1])
 loader = importlib.machinery.SourceFileLoader("model", os.path.join(sys.argv[1], "model"))
@@ -164,7 +180,47 @@ m = importlib.util.module_from_spec(spec)
 loader.exec_module(m)
 assert m.compute_spec("784,512,256,10") == "mlp:784,512,256,10:64", m.compute_spec("784,512,256,10")
 assert m.compute_spec("784,10", 8) == "mlp:784,10:8"
+# one calibration's launches per --calibrate-samples K (psring-calibrate K times, psring-bench-ps K
+# times per workers x servers group, the 4-rank ring min(K, 3) times), each parameter the median of
+# its runs: the mpiruns replaced by a stand-in that answers what each benchmark would write
+import types
+launches = []
+def fake_run(cmd, **kw):
+    exe = cmd[cmd.index("-np") + 2]
+    launches.append(exe)
+    k = launches.count(exe)
+    if exe == "psring-calibrate":
+        return types.SimpleNamespace(returncode=0, stderr="",
+                                     stdout="param,value,unit\nalpha_shm_step,%g,s\nbeta_shm_step,%g,s/byte\n" % (k * 1e-6, 1e-11))
+    path = cmd[cmd.index("--csv") + 1]
+    with open(path, "w") as f:
+        if exe == "psring-bench-ps":
+            f.write("impl,time_s,iters,size\nps,%g,200,1000\n" % (0.2 * k))
+        else:
+            f.write("impl,size,time_us\nring,1000,%g\n" % (100.0 * k))
+    return types.SimpleNamespace(returncode=0, stderr="", stdout="")
+m.subprocess.run = fake_run
+m.find_bin = lambda name: name
+os.environ["MPIRUN"] = "mpirun"
+for K, calls, shares in ((1, 1, 1), (3, 3, 3), (7, 7, 3)):
+    launches.clear()
+    cal = m.calibrate_once(1000, "784,10", K)
+    assert launches.count("psring-calibrate") == calls, (K, launches)
+    assert launches.count("psring-bench-ps") == K * len(m.PS_BENCH_WORKERS) * len(m.PS_BENCH_SERVERS), (K, launches)
+    assert launches.count("psring-bench-allreduce") == shares, (K, launches)
+    assert cal["ring_samples"][0] == calls, cal
+    # medians: alpha_shm_step of runs 1..K us, the first group's rounds 0.2 ms x 1..K
+    assert abs(cal["alpha_shm_step"][0] - (calls + 1) / 2 * 1e-6) < 1e-12, cal
+    assert abs(cal["beta_ps_s1_k1"][0] - 0.2 * (K + 1) / 2 / 200 / 2000) < 1e-12, cal
+    assert abs(cal["ring_bench_np4_s"][0] - (shares + 1) / 2 * 1e-4) < 1e-12, cal
 PY
+for flag in --calibrate-samples --calibrate-repeats; do
+  for bad in 0 x 1,2 101; do
+    out=$("$TOP_SRCDIR/experiments/model" $flag $bad --calibration "$SCRATCH/none.csv" 2>&1); rc=$?
+    [[ $rc -eq 2 && $out == *"$flag must be an integer in [1, 100]"* && $(wc -l <<<"$out") -eq 1 && ! -e $SCRATCH/none.csv ]] \
+      || fail "$flag $bad: rc $rc: $out"
+  done
+done
 out=$("$TOP_SRCDIR/experiments/model" --calibrate --params 1000 --calibration "$SCRATCH/none.csv" 2>&1); rc=$?
 [[ $rc -eq 2 && $out == *"needs --layers"* && $(wc -l <<<"$out") -eq 1 && ! -e $SCRATCH/none.csv ]] \
   || fail "calibrate with --params: rc $rc: $out"
