@@ -1,18 +1,22 @@
-# experiments: sweep, plot and cost model (python3 + gnuplot scripts), the calibration program
-# behind the model, and their tests. The scripts run from the source tree; psring dispatches
-# `psring sweep|plot|model` to them.
-bin_PROGRAMS += psring-calibrate
-psring_calibrate_SOURCES = experiments/calibrate.c src/bench/train_step.c
-psring_calibrate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS)
-psring_calibrate_LDADD = src/model/libmodel.a src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) -lm
+# experiments: sweep, plot, cost model and demo (python3 + gnuplot scripts) and their tests. The
+# scripts run from the source tree; psring dispatches `psring sweep|plot|model|demo` to them.
 
 check_PROGRAMS += tests/test_timeline
 tests_test_timeline_SOURCES = tests/test_timeline.c
 tests_test_timeline_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_timeline_LDADD = src/train/libtrain.a src/common/libcommon.a $(CHECK_LIBS) -lm
 
-EXP_TESTS = tests/exp_csv.sh tests/exp_model.sh tests/exp_plot.sh tests/exp_timeline.sh \
+EXP_TESTS = tests/exp_csv.sh tests/exp_model.sh tests/exp_demo.sh tests/exp_plot.sh tests/exp_timeline.sh \
   tests/exp_sweep_resume.sh tests/exp_wait.sh tests/gpu_check.sh
 TESTS += tests/test_timeline $(EXP_TESTS)
 EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_small.epochs.csv \
-  tests/fixtures/calibration.csv docs/tradeoff.md docs/img
+  tests/fixtures/demo_small.csv docs/tradeoff.md docs/img
+
+# waits that sleep for time-dilated emulated hosts (experiments/sleep-wait.c; psring --cluster
+# preloads it when the cluster was brought up with --dilation): a shared object like the
+# latency shim in tests/local.mk
+noinst_PROGRAMS += libpsring-sleepwait.so
+libpsring_sleepwait_so_SOURCES = experiments/sleep-wait.c
+libpsring_sleepwait_so_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -fPIC
+libpsring_sleepwait_so_LDFLAGS = -shared
+libpsring_sleepwait_so_LDADD = $(MPI_LIBS)

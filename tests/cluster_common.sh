@@ -26,7 +26,7 @@ export PSRING_CLUSTER_OWNER="test:$$"
 SCRATCH=$(mktemp -d /tmp/psring-test.XXXXXX)
 trap '"$CLUSTER" down >/dev/null 2>&1 || true; rm -rf "$SCRATCH"' EXIT
 
-# what must be gone after `down`: namespaces, veths, the bridge, their qdiscs
+# what must be gone after `down`: namespaces, veths, the bridge, their qdiscs, the CPU-share cgroups
 assert_clean() { # what-for
   local left=""
   ip netns list | awk '{ print $1 }' | grep -Eq '^h[0-9]+$' && left+=" namespaces: $(ip netns list | awk '{ print $1 }' | grep -E '^h[0-9]+$' | paste -sd,)"
@@ -34,5 +34,9 @@ assert_clean() { # what-for
   ip link show psrbr0 >/dev/null 2>&1 && left+=" bridge psrbr0"
   tc qdisc show | grep -Eq 'dev (psrv|psrbr)' && left+=" qdiscs"
   [[ -e /run/psring-cluster ]] && left+=" /run/psring-cluster"
+  local cg
+  for cg in /sys/fs/cgroup/cpu/psring-cluster /sys/fs/cgroup/unified/psring-cluster /sys/fs/cgroup/psring-cluster; do
+    [[ -e $cg ]] && left+=" cgroup $cg"
+  done
   [[ -z $left ]] || fail "$1 left behind:$left"
 }

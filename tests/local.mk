@@ -10,8 +10,8 @@ EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/tra
 TESTS += tests/optim_equivalence.sh
 EXTRA_DIST += tests/optim_equivalence.sh
 # emulated cluster (experiments/cluster): root and network namespaces, else SKIP
-TESTS += tests/cluster_updown.sh tests/cluster_losses.sh
-EXTRA_DIST += tests/cluster_common.sh tests/cluster_updown.sh tests/cluster_losses.sh
+TESTS += tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh
+EXTRA_DIST += tests/cluster_common.sh tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh
 # psring --inject-latency-us: an LD_PRELOAD shim (experiments/inject-latency.c), built as a
 # "program" named .so so that automake makes a shared object without libtool
 noinst_PROGRAMS = libpsring-inject.so

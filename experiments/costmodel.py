@@ -1,0 +1,94 @@
+"""costmodel.py: the textbook alpha-beta-gamma cost model of one data-parallel training step, for
+the ring allreduce and the parameter server. Python 3 standard library only; no fitting.
+
+    alpha  seconds per message (latency)          from one ping-pong between two hosts
+    beta   seconds per byte on a host's link       8 / link rate (bits/s), each direction
+    gamma  seconds per byte reduced (a + b)        from one reduce pass on one host
+    n      bytes of the gradient (params x 4, or x 2 with fp16)
+    N      workers, one per host
+
+Links are full duplex: a host sends and receives at the full rate at once, so an exchange takes
+as long as the busiest direction of the busiest link (BytePS, Jiang et al., OSDI 2020, section 3).
+
+  ring allreduce      2(N-1) alpha + 2(N-1)/N n beta + (N-1)/N n gamma
+  PS, k servers on    worker link: n out, n in;  server link: N n / k in and out
+    their own hosts   -> 2N alpha + (max(n, N n / k) + slice) beta + N n / k gamma
+  PS, S shards        a host with a shard receives the other N-1 workers' pushes of it, (N-1) n/S,
+    colocated with      and, as a worker, pulls the S-1 shards it does not hold: (N+S-2) n/S
+    the workers       -> 2 alpha + max(n, (N+S-2) n / S) beta + (N-1) n / S gamma
+                         (S = N: 2(N-1)/N n, the ring's bytes; S = 1 on its own host: N n)
+                      Every server takes a message from each of the N workers and answers it:
+                      2N messages through the busiest server, as 2(N-1) through every ring host.
+
+The step (BSP): compute of the slowest host + the exchange that is not hidden. Compute is
+measured once with one worker on one host (the demo's N=1 run) and stretched by 1/share on a
+host with a smaller CPU share (a straggler). Async PS: a worker waits for nobody, so its own
+compute; SSP with staleness s lies between (the fast workers wait once every s+1 clocks)."""
+
+
+def ring_time(N, n, alpha, beta, gamma):
+    """Seconds of one ring allreduce of n bytes over N hosts (0 for one host)."""
+    if N <= 1:
+        return 0.0
+    return 2 * (N - 1) * alpha + 2 * (N - 1) / N * n * beta + (N - 1) / N * n * gamma
+
+
+def ps_bytes(N, n, S=0, k=0, x=None):
+    """Bytes on the busiest direction of the busiest link in one BSP push + pull.
+    k > 0: k server hosts take the share x of the gradient (default all of it); the worker hosts
+    sum the rest among themselves, one colocated shard each (BytePS' placement).
+    k = 0: S shards colocated with the first S workers."""
+    if k > 0:
+        x = 1.0 if x is None else x
+        worker = x * n + 2 * (N - 1) * (1 - x) * n / N
+        return max(worker, N * x * n / k)
+    holder = (N + S - 2) * n / S          # pushes of its shard in, pulls of the other shards in
+    return holder if S == N else max(holder, n)   # a host without a shard pulls all n
+
+
+def ps_time(N, n, alpha, beta, gamma, S=0, k=0, x=None, slice_bytes=0):
+    """Seconds of one BSP push + pull of n bytes. The worker pushes in slices and the server
+    answers each slice as soon as it has it from everybody, so pulls overlap later pushes: the
+    busiest direction's bytes, plus one slice that must arrive before the first answer leaves
+    (slice_bytes 0: whole shards, push and then pull, twice the busiest direction)."""
+    x = 1.0 if x is None else x
+    shard = x * n / k if k > 0 else n / S
+    summed = N * shard                               # bytes the busiest server adds up
+    fill = min(slice_bytes, shard) if slice_bytes > 0 else ps_bytes(N, n, S, k, x)
+    return 2 * N * alpha + (ps_bytes(N, n, S, k, x) + fill) * beta + summed * gamma
+
+
+def byteps_optimum(N, k, n, B):
+    """BytePS' t_opt = 2 N (N-1) n / ((N^2 + k N - 2k) B): the best x for N workers and k server
+    hosts (B bytes/s). ps_bytes at x* = 2k(N-1) / (N^2 + kN - 2k) gives the same (tested)."""
+    return 2 * N * (N - 1) * n / ((N * N + k * N - 2 * k) * B)
+
+
+def byteps_x(N, k):
+    """The share of the gradient BytePS sends to the k server hosts (k <= N; more is never needed)."""
+    return min(1.0, 2 * k * (N - 1) / (N * N + k * N - 2 * k))
+
+
+def exchange_time(topology, N, n, cal, S=0, k=0):
+    a, b, g = cal["alpha_s"], cal["beta_s_per_byte"], cal["gamma_s_per_byte"]
+    if topology == "ring":
+        return ring_time(N, n, a, b, g)
+    if topology == "ps":
+        return ps_time(N, n, a, b, g, S=S, k=k, slice_bytes=cal.get("slice_bytes", 0))
+    raise ValueError("unknown topology '%s' (ring or ps)" % topology)
+
+
+def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0, slow_share=1.0,
+              hidden_s=0.0):
+    """Seconds of one step: compute of the host everybody waits for + the exposed exchange.
+    slow_share < 1: one worker host has that fraction of the others' CPU (a straggler); hidden_s:
+    exchange hidden behind backward (--overlap). Returns (step, exchange, wait)."""
+    ex = max(exchange_time(topology, N, n, cal, S, k) - hidden_s, 0.0)
+    slow = compute_s / slow_share
+    if topology == "ps" and sync == "async":
+        wait = 0.0                              # the fast workers' own pace
+    elif topology == "ps" and sync == "ssp":
+        wait = (slow - compute_s) / (staleness + 1) if N > 1 else 0.0
+    else:
+        wait = slow - compute_s if N > 1 else 0.0
+    return compute_s + wait + ex, ex, wait

@@ -1,0 +1,49 @@
+#!/bin/bash
+# cluster_dilation.sh: `psring cluster up N --dilation D` is a time-dilated scale model: every host
+# gets 1/D of a core (a cgroup CPU quota, period D ms) and links of --rate/D. A busy loop started
+# in a host (through cluster-rsh, as Open MPI starts its daemons) gets its share within 10%; a
+# straggler (`share h1 0.5`) gets half of it; `down` removes the cgroups with everything else,
+# also with a process still inside; bad values get one line and exit 2.
+. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/cluster_common.sh"
+cg=""
+while read -r _ mnt type opts _; do
+  [[ $type == cgroup && ,$opts, == *,cpu,* ]] && cg=$mnt/psring-cluster
+done </proc/mounts
+[[ -n $cg ]] || { [[ -r /sys/fs/cgroup/cgroup.controllers ]] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers && cg=/sys/fs/cgroup/psring-cluster; }
+[[ -n $cg ]] || skip "no cgroup cpu controller"
+
+for bad in "up 2 --dilation 0" "up 2 --dilation x" "up 2 --cpu-share 0.5" "up 2 --dilation 4 --cpu-share 0" "share h0 0.5"; do
+  "$CLUSTER" $bad >"$SCRATCH/out" 2>&1; rc=$?
+  [[ $rc == 2 && $(wc -l <"$SCRATCH/out") == 1 ]] || { cat "$SCRATCH/out"; fail "'cluster $bad' gave rc $rc (want 2 and one line)"; }
+done
+assert_clean "bad input"
+
+"$CLUSTER" up 2 --rate 800mbit --dilation 4 >"$SCRATCH/up" 2>&1 || { cat "$SCRATCH/up"; fail "up 2 --dilation 4 failed"; }
+tc qdisc show dev psrv1 | grep -q "rate 200Mbit" || fail "h1's link is not 800mbit / 4 = 200mbit"
+"$CLUSTER" status --no-measure | grep -q "time dilation: 4" || fail "status does not show the dilation"
+"$CLUSTER" share h7 0.5 >/dev/null 2>&1 && fail "share of a host that does not exist succeeded"
+"$CLUSTER" share h1 2x >/dev/null 2>&1 && fail "share '2x' succeeded"
+
+# CPU seconds a busy loop inside host H gets in 2 s of wall clock, as a fraction of a core
+busy_share() { # host
+  "$TOP_SRCDIR/experiments/cluster-rsh" "$1" python3 -c "'
+import os, time
+t = time.monotonic(); c = time.process_time()
+while time.monotonic() - t < 2.0: pass
+print((time.process_time() - c) / (time.monotonic() - t))
+'"
+}
+s0=$(busy_share h0) || fail "a busy loop could not run in h0"
+awk -v s="$s0" 'BEGIN { exit !(s > 0.225 && s < 0.275) }' || fail "h0 got $s0 of a core, want 1/4 within 10%"
+"$CLUSTER" share h1 0.5 >/dev/null || fail "share h1 0.5 failed"
+s1=$(busy_share h1) || fail "a busy loop could not run in h1"
+awk -v s="$s1" 'BEGIN { exit !(s > 0.1125 && s < 0.1375) }' || fail "straggler h1 got $s1 of a core, want 1/8 within 10%"
+
+# down with a process still inside a host's cgroup
+"$TOP_SRCDIR/experiments/cluster-rsh" h0 sleep 300 &
+sleep 0.5
+"$CLUSTER" down >/dev/null || fail "down failed"
+wait 2>/dev/null
+assert_clean "down of a dilated cluster"
+pass "dilation 4: h0 ran at $s0 of a core (1/4), straggler h1 at $s1 (1/8); down left nothing"

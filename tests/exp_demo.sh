@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# exp_demo.sh: psring demo's pieces that need no emulated hosts: the dilation correction (every
+# time / D, throughput x D), its verdict on a fixture CSV (winners, ring over PS, scaling, the
+# crossover in server hosts), the figures drawn from it, and bad flags (one line, exit 2).
+. "$(dirname "$0")/common.sh"
+command -v python3 >/dev/null || skip "python3 missing"
+scratch
+DEMO="$TOP_SRCDIR/experiments/demo"
+for bad in "--dilation 0" "--dilation x" "--repeats 0" "--rate fast" "--bogus" "--steps"; do
+  out=$("$DEMO" $bad 2>&1); rc=$?
+  [[ $rc == 2 && $(wc -l <<<"$out") == 1 ]] || fail "demo $bad: rc $rc, want 2 and one line: $out"
+done
+python3 - "$TOP_SRCDIR/experiments" "$SCRATCH" <<'PY' || fail "demo verdict"
+import importlib.machinery, importlib.util, io, contextlib, os, sys
+sys.path.insert(0, sys.argv[1])
+loader = importlib.machinery.SourceFileLoader("demo", os.path.join(sys.argv[1], "demo"))
+spec = importlib.util.spec_from_loader("demo", loader)
+demo = importlib.util.module_from_spec(spec)
+loader.exec_module(demo)
+import pslib
+# the dilation correction
+raw = {c: "80" for c in demo.TIMES}
+raw.update(wall_s="16", samples_per_s="1000", topology="ring")
+fixed = demo.correct(raw, 8)
+assert all(float(fixed[c]) == 10.0 for c in demo.TIMES), fixed
+assert float(fixed["wall_s"]) == 2.0 and float(fixed["samples_per_s"]) == 8000.0, fixed
+assert raw["step_ms"] == "80", "correct() changed its input"
+# a fixture: ring scales (0.8 at N=8), PS with one server host flat, k server hosts beat the ring from k=3
+out = sys.argv[2]
+cols = pslib.TRAINER_COLUMNS + demo.EMU + pslib.EXTRA_COLUMNS
+csv_path = os.path.join(out, "demo.csv")
+def add(label, topo, N, step, k=0, S=0, strag=1, sync="bsp"):
+    r = dict(label=label, topology=topo, workers=N, servers=S, server_hosts=k, straggler=strag, sync=sync,
+             step_ms=step, exchange_ms=step - 10, wait_ms=0, samples_per_s=N * 1024 / step * 1e3, params=200000,
+             steps=10, bytes_sent_per_worker=1e6, bytes_recv_per_worker=1e6, bytes_per_server=4e6, sweep_id="demo",
+             repeat=1, command="%s %d %d %d %s %s" % (label, N, k, S, strag, sync), error="")
+    pslib.append_row(csv_path, cols, r)
+for N, t in ((1, 10.0), (2, 11.0), (4, 11.9), (8, 12.5)):
+    add("ring", "ring", N, t)
+for N, t in ((1, 14.0), (2, 26.0), (4, 50.0), (8, 98.0)):
+    add("ps, 1 server host", "ps", N, t, k=1, S=1)
+for k, t in ((2, 26.0), (3, 11.5), (4, 11.0)):
+    add("ps, k server hosts", "ps", 4, t, k=k, S=k)
+add("ring", "ring", 4, 30.0, strag=0.5)
+o = dict(rate="1gbit", dilation=8)
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+text = buf.getvalue()
+for want in ("N=8: ring wins", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80",
+             "beats the ring from k=3 on", "What it does not"):
+    assert want in text, "summary lacks '%s':\n%s" % (want, text)
+assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
+with contextlib.redirect_stdout(io.StringIO()):
+    demo.figures(out, csv_path, os.path.join(out, "none.epochs.csv"), os.path.join(out, "none.csv"), dict(o, rate="1gbit"))
+for f in ("throughput", "exchange", "breakdown", "bytes"):
+    for ext in ("png", "svg"):
+        p = os.path.join(out, "%s.%s" % (f, ext))
+        assert os.path.getsize(p) > 1000, p
+    assert "dilation 8" in open(os.path.join(out, f + ".svg")).read(), f
+PY
+pass "demo: dilation correction, verdict on a fixture, figures, bad flags"
