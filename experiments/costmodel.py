@@ -21,9 +21,11 @@ as long as the busiest direction of the busiest link (BytePS, Jiang et al., OSDI
                       2N messages through the busiest server, as 2(N-1) through every ring host.
 
 The step (BSP): compute of the slowest host + the exchange that is not hidden. Compute is
-measured once with one worker on one host (the demo's N=1 run) and stretched by 1/share on a
-host with a smaller CPU share (a straggler). Async PS: a worker waits for nobody, so its own
-compute; SSP with staleness s lies between (the fast workers wait once every s+1 clocks)."""
+measured once with one worker on one host (the demo's N=1 run), step by step: equal hosts still
+differ from step to step (here the CPU quota's periods; on real hosts the OS's noise), and BSP
+waits for the slowest of N draws, E[max of N] - mean of that one host's steps. A host with a
+smaller CPU share (a straggler) stretches its compute by 1/share. Async PS: a worker waits for
+nobody; SSP with staleness s lies between (the fast workers wait once every s+1 clocks)."""
 
 
 def ring_time(N, n, alpha, beta, gamma):
@@ -78,11 +80,21 @@ def exchange_time(topology, N, n, cal, S=0, k=0):
     raise ValueError("unknown topology '%s' (ring or ps)" % topology)
 
 
+def slowest_of(samples, N):
+    """E[max of N independent draws] - mean, over one host's per-step compute times (seconds)."""
+    if N <= 1 or not samples:
+        return 0.0
+    xs, m = sorted(samples), len(samples)
+    emax = sum(x * (((i + 1) / m) ** N - (i / m) ** N) for i, x in enumerate(xs))
+    return emax - sum(xs) / m
+
+
 def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0, slow_share=1.0,
-              hidden_s=0.0):
+              hidden_s=0.0, samples=()):
     """Seconds of one step: compute of the host everybody waits for + the exposed exchange.
     slow_share < 1: one worker host has that fraction of the others' CPU (a straggler); hidden_s:
-    exchange hidden behind backward (--overlap). Returns (step, exchange, wait)."""
+    exchange hidden behind backward (--overlap); samples: one host's per-step compute times.
+    Returns (step, exchange, wait)."""
     ex = max(exchange_time(topology, N, n, cal, S, k) - hidden_s, 0.0)
     slow = compute_s / slow_share
     if topology == "ps" and sync == "async":
@@ -90,5 +102,5 @@ def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0,
     elif topology == "ps" and sync == "ssp":
         wait = (slow - compute_s) / (staleness + 1) if N > 1 else 0.0
     else:
-        wait = slow - compute_s if N > 1 else 0.0
+        wait = slow - compute_s + slowest_of(samples, N) if N > 1 else 0.0
     return compute_s + wait + ex, ex, wait

@@ -57,6 +57,6 @@ for f in ("throughput", "exchange", "breakdown", "bytes"):
     for ext in ("png", "svg"):
         p = os.path.join(out, "%s.%s" % (f, ext))
         assert os.path.getsize(p) > 1000, p
-    assert "dilation 8" in open(os.path.join(out, f + ".svg")).read(), f
+    assert "1-core hosts, 1gbit links" in open(os.path.join(out, f + ".svg")).read(), f
 PY
 pass "demo: dilation correction, verdict on a fixture, figures, bad flags"

@@ -48,6 +48,12 @@ close(cm.step_time("ring", 4, 1e6, cal, 0.01, slow_share=0.5)[0], 0.02 + 1.5e-3,
 close(cm.step_time("ps", 4, 1e6, cal, 0.01, k=1, sync="async", slow_share=0.5)[0], 0.01 + 8e-3, "async: no wait")
 close(cm.step_time("ps", 4, 1e6, cal, 0.01, k=1, sync="ssp", staleness=2, slow_share=0.5)[2], 0.01 / 3, "ssp wait")
 close(cm.step_time("ring", 4, 1e6, cal, 0.01, hidden_s=1e-3)[1], 0.5e-3, "overlap hides part")
+# BSP waits for the slowest of N hosts: E[max of N draws] - mean of one host's steps
+close(cm.slowest_of([1.0, 2.0], 2), 0.25, "slowest of 2 draws from {1, 2}: 1/4 x 1 + 3/4 x 2 - 1.5")
+close(cm.slowest_of([1.0, 2.0, 3.0], 3), (1 / 27 + 2 * 7 / 27 + 3 * 19 / 27) - 2.0, "slowest of 3")
+close(cm.slowest_of([5.0] * 10, 8), 0.0, "no spread, no wait")
+close(cm.step_time("ring", 2, 0, cal, 1.5, samples=[1.0, 2.0])[2], 0.25, "the ring's step waits for it")
+assert cm.step_time("ring", 1, 0, cal, 1.5, samples=[1.0, 2.0])[2] == 0.0
 PY
 
 printf 'format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-4,8e-9,0,1000000000,8\n' >"$SCRATCH/cal.csv"
