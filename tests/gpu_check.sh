@@ -70,3 +70,18 @@ check_no_gpu "$SCRATCH/r2"
 grep -q "^  \[cpu\] done in an earlier run: kept" "$SCRATCH/r2.x/report.txt" || fail "--resume ran the CPU step again"
 [[ $(grep -c '^cpu,' "$SCRATCH/r2.x/steps.csv") == 1 ]] || fail "--resume: the CPU step recorded twice"
 pass "gpu-check without a usable GPU: exit 77, one line, archive + summary, GPU steps skipped with the reason; --resume"
+# the same from the packed runtime with the system's copies hidden (experiments/gpu-rehearse), where
+# there is a prefix (../shared/tools/runtime-prefix.sh .rt; CI has none) and root for the namespace
+rt=$TOP_SRCDIR/.rt/prefix.tar.xz
+if [[ -f $rt && $(id -u) -eq 0 ]] && command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+  rc=0
+  CUDA_VISIBLE_DEVICES=-1 timeout 300 "$TOP_SRCDIR/experiments/gpu-rehearse" --runtime "$rt" -- --out "$SCRATCH/h2" \
+    --builddir "$TOP_BUILDDIR" --data "$DATA" >"$SCRATCH/out" 2>"$SCRATCH/err" || rc=$?
+  [[ $rc == 77 && $(wc -l <"$SCRATCH/err") == 1 ]] || { cat "$SCRATCH/out" "$SCRATCH/err"; fail "gpu-rehearse: exit $rc, want 77 and one line"; }
+  grep -q "^gpu-rehearse: [1-9][0-9]* files and [0-9]* folders of the system hidden" "$SCRATCH/out" || fail "gpu-rehearse hid nothing"
+  check_no_gpu "$SCRATCH/h2"
+  grep -q "^mpirun: .*/psring-rt\.[^/]*/usr/bin/mpirun" "$SCRATCH/h2.x/report.txt" || fail "gpu-rehearse: mpirun not from the prefix"
+  pass "the same from the packed runtime with the system's Open MPI, ZeroMQ, OpenBLAS, Check and ssh hidden"
+else
+  echo "gpu-rehearse not tried: needs $rt (../shared/tools/runtime-prefix.sh .rt) and root for unshare -m"
+fi
