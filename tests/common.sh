@@ -47,3 +47,31 @@ expect_bad() {
   [[ $out == *"$needle"* ]] || fail "psring-train $*: message '$out' does not mention '$needle'"
   [[ $(printf '%s\n' "$out" | wc -l) -eq 1 ]] || fail "psring-train $*: more than one line: $out"
 }
+
+# csv_col CSV NAME: the value of column NAME in the CSV's first row (the trainer's --csv; read as
+# CSV, since fields such as layers are quoted and hold commas); fails on a missing column
+csv_col() { python3 -c 'import csv, sys; print(next(csv.DictReader(open(sys.argv[1])))[sys.argv[2]])' "$1" "$2"; }
+
+# ring_bytes_check CSV MODE: the ring's bytes_sent/recv_per_worker in the trainer's CSV (first row)
+# against the ring's cost, 2(N-1)/N x n floats per rank and step (n = params, N = workers), within
+# one element per segment (the first n % N segments are one longer). What a run counts depends on
+# its path (src/ring): MODE msg, messages (the CPU ring with PSRING_RING_SHM=0 or across hosts, the
+# GPU's staged or CUDA-aware ring): sent and received are each the cost; MODE shm, the load/store
+# ring on one host: sent = stores into the peers' buffers, received = loads from them, (N-1) x its
+# segment each, so only their sum is the cost. Prints what differs and returns 1.
+ring_bytes_check() { # csv msg|shm
+  python3 - "$1" "$2" <<'PY'
+import csv, sys
+r = next(csv.DictReader(open(sys.argv[1])))
+n, N, steps = int(r["params"]), int(r["workers"]), int(r["steps"])
+sent, recv = int(r["bytes_sent_per_worker"]), int(r["bytes_recv_per_worker"])
+want = 2 * (N - 1) * n / N * 4 * steps
+slack = 2 * (N - 1) * 4 * steps
+got = {"msg": (sent, recv), "shm": (sent + recv,)}[sys.argv[2]]
+bad = [g for g in got if abs(g - want) > slack] or (sys.argv[2] == "shm" and abs(sent - recv) > slack)
+if bad or steps <= 0:
+    print("%s (%s): bytes sent %d recv %d over %d steps; the ring's 2(N-1)/N n x 4 B x steps = %d (N=%d, n=%d)"
+          % (sys.argv[1], sys.argv[2], sent, recv, steps, want, N, n))
+    sys.exit(1)
+PY
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # exp_timeline.sh: --timeline on real runs. ring -np 2 (the load/store path on one host, and the
 # message path with PSRING_RING_SHM=0) and ps -np 3 --servers 1 each produce one JSON file that
-# python3's json module parses, with every process present and the phases each role must show;
-# no part file is left behind.
+# python3's json module parses, with every process present and the phases each role must show,
+# the PS workers named with local ranks 0 and 1 (the server on their host not counted); no part
+# file is left behind.
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 data=$(find_mnist) || skip "no MNIST (run ./quickstart build)"
@@ -40,6 +41,9 @@ for r in (0, 1):
     assert msg[r]["reduce-scatter"] >= 6 and msg[r]["allgather"] >= 6 and msg[r]["reduce+store"] == 0, (r, dict(msg[r]))
 ps = phases(sys.argv[2])
 assert set(ps) == {0, 1, 2}, dict(ps)
+# local ranks count the workers on the host only: a server sharing it must not shift their GPUs
+pname = {e["pid"]: e["args"]["name"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e["name"] == "process_name"}
+assert pname[1].endswith("worker 0, local rank 0") and pname[2].endswith("worker 1, local rank 1"), pname
 assert ps[0]["server-apply"] >= 6 and ps[0]["forward"] == 0, dict(ps[0])
 for r in (1, 2):
     for p in ("forward", "backward", "exchange", "push", "wait", "pull"):

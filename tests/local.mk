@@ -7,8 +7,8 @@ tests_test_train_LDADD = src/train/libtrain.a src/model/libmodel.a src/data/libd
 TESTS += tests/test_train tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
 EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
 # --optimizer adam|lars on every topology, resume, bad values (and --sampler's)
-TESTS += tests/optim_equivalence.sh
-EXTRA_DIST += tests/optim_equivalence.sh
+TESTS += tests/optim_equivalence.sh tests/ring_bytes.sh
+EXTRA_DIST += tests/optim_equivalence.sh tests/ring_bytes.sh
 # emulated cluster (experiments/cluster): root and network namespaces, else SKIP
 TESTS += tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh
 EXTRA_DIST += tests/cluster_common.sh tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh

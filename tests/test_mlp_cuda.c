@@ -74,6 +74,32 @@ START_TEST(test_forward_backward_match) {
 }
 END_TEST
 
+/* forward without labels (inference) returns with the device idle, as with labels: callers refill
+ * the pinned x right after it, and an upload still reading x would take the next batch's pixels.
+ * The widest layers and batch 512 keep the GPU busy long after the launches return. */
+START_TEST(test_forward_unlabelled_syncs) {
+    int sizes[MLP_MAX_SIZES];
+    char err[256];
+    int ns = mlp_parse_layers("784,1024,1024,10", sizes, MLP_MAX_SIZES, err, sizeof err);
+    ck_assert_int_gt(ns, 0);
+    mlp_t m;
+    mlp_init(&m, sizes, ns, 512, 4321);
+    mlp_cuda_t *g = mlp_cuda_create(&m);
+    float *x = mlp_cuda_host_x(g);
+    uint8_t *y = mlp_cuda_host_y(g);
+    make_batch(x, y, 512, 17);
+    for (int rep = 0; rep < 5; rep++) {
+        ck_assert_float_eq(mlp_cuda_forward(g, x, NULL, 512), 0.0f);
+        ck_assert_msg(cuda_idle(), "rep %d: mlp_cuda_forward(labels NULL) returned with work still queued", rep);
+    }
+    /* and the model still classifies as the CPU does (a near-tie may flip one argmax) */
+    int cg = mlp_cuda_correct(g, x, y, 512), cc = mlp_correct(&m, x, y, 512);
+    ck_assert_msg(abs(cc - cg) <= 1, "correct cpu %d gpu %d", cc, cg);
+    mlp_cuda_free(g);
+    mlp_free(&m);
+}
+END_TEST
+
 /* optimizer: same params, grads and state in, the same out (bit for bit for SGD: no FMA on
  * either side; Adam within an ulp or two of sqrt/div) over several steps */
 START_TEST(test_optimizer_match) {
@@ -117,6 +143,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_forward_backward_match, 0, (int)(sizeof shapes / sizeof shapes[0]));
     tcase_add_loop_test(tc, test_optimizer_match, 0, 2);
+    tcase_add_test(tc, test_forward_unlabelled_syncs);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);   /* a forked child cannot use the parent's CUDA context */

@@ -2,7 +2,7 @@
  * cudaMemcpy device-to-device, measured in the same run on the same buffers:
  *   psring-bench-reduce-kernel [-e SIZE] [-n REPS]
  * Both figures are bytes moved per second (add: 2 reads + 1 write per float; copy: 1 read + 1
- * write), best of REPS; the ratio is issue 6's target (>= 0.8). Exit 77 without a GPU (so it can
+ * write), best of REPS; the ratio's target is >= 0.8. Exit 77 without a GPU (so it can
  * run from a test), 2 on bad flags. Not here: MPI (one process, one GPU). */
 #include "ring/ring_cuda.h"
 #include "model/mlp_cuda.h"

@@ -70,6 +70,12 @@ extern "C" void cuda_zero(float *d, size_t n) {
     if (n) cudaCheck(cudaMemsetAsync(d, 0, n * sizeof(float), 0));
 }
 extern "C" void cuda_sync(void) { cudaCheck(cudaDeviceSynchronize()); }
+extern "C" int cuda_idle(void) {
+    cudaError_t e = cudaStreamQuery(0);
+    if (e == cudaErrorNotReady) return 0;
+    cudaCheck(e);
+    return 1;
+}
 extern "C" void cuda_host_register(void *p, size_t bytes) {
     if (bytes) cudaCheck(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
 }
@@ -182,13 +188,29 @@ __global__ void relu_backward_kernel(float *dinp, const float *dout, const float
         dinp[i] = out[i] > 0.0f ? dout[i] : 0.0f;
 }
 
-/* db[o] += sum over rows of dout[r][o]: one thread per column, rows in order (deterministic) */
+/* db[o] += sum over rows of dout[r][o], a reduction over the batch. One thread per column summed
+ * the B rows serially: B dependent loads per thread and only OUT threads in all (10 for the last
+ * layer), so at batch 512 it ran at a sliver of the GPU. Here a block of BIAS_COLS x BIAS_ROWS
+ * threads takes BIAS_COLS columns: lane (c, r) sums rows r, r + BIAS_ROWS, ... of column c (a warp
+ * reads BIAS_COLS consecutive floats of one row: coalesced), then the BIAS_ROWS partial sums of a
+ * column are added in a fixed tree in shared memory. No atomics: the order of additions is the
+ * same on every call (deterministic), though not the CPU's row order (layers.c), hence the test's
+ * float tolerance. */
+#define BIAS_COLS 32
+#define BIAS_ROWS 32
 __global__ void bias_grad_kernel(float *db, const float *dout, int B, int OUT) {
-    int o = blockIdx.x * blockDim.x + threadIdx.x;
-    if (o >= OUT) return;
+    __shared__ float part[BIAS_ROWS][BIAS_COLS + 1];   /* +1: no bank conflicts in the tree */
+    const int c = threadIdx.x, r = threadIdx.y, o = blockIdx.x * BIAS_COLS + c;
     float s = 0.0f;
-    for (int r = 0; r < B; r++) s += dout[(size_t)r * OUT + o];
-    db[o] += s;
+    if (o < OUT)
+        for (int row = r; row < B; row += BIAS_ROWS) s += dout[(size_t)row * OUT + o];
+    part[r][c] = s;
+    __syncthreads();
+    for (int w = BIAS_ROWS / 2; w > 0; w /= 2) {
+        if (r < w) part[r][c] += part[r + w][c];
+        __syncthreads();
+    }
+    if (r == 0 && o < OUT) db[o] += part[0][c];
 }
 
 /* one thread per row: probs = softmax(logits), rowloss[r] = log(sum exp(z - max)) - (z_y - max) */
@@ -342,7 +364,10 @@ static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels,
 
 extern "C" float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
     forward_logits(m, x, labels, B);
-    if (!labels) return 0.0f;
+    /* without labels nothing below synchronises (the loss copy does): wait here, so that on return
+     * the upload has read x (callers refill the pinned batch buffer next) and the logits are done,
+     * the same contract as with labels */
+    if (!labels) { cudaCheck(cudaStreamSynchronize(0)); return 0.0f; }
     int C = m->sizes[m->nlayers];
     softmax_xent_forward_kernel<<<(B + THREADS - 1) / THREADS, THREADS>>>(m->probs, m->rowloss, m->acts[m->nlayers],
                                                                           m->y, B, C);
@@ -368,7 +393,7 @@ extern "C" void mlp_cuda_backward(mlp_cuda_t *m, int B) {
          * (IN,B) matrix (op N), dout the column-major (OUT,B) matrix (op T) */
         cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_T, IN, OUT, B, &one, inp, IN, dout, OUT, &one,
                                 m->grads + m->w_off[l], IN));
-        bias_grad_kernel<<<(OUT + THREADS - 1) / THREADS, THREADS>>>(m->grads + m->b_off[l], dout, B, OUT);
+        bias_grad_kernel<<<(OUT + BIAS_COLS - 1) / BIAS_COLS, dim3(BIAS_COLS, BIAS_ROWS)>>>(m->grads + m->b_off[l], dout, B, OUT);
         cudaCheck(cudaGetLastError());
         if (l > 0) {
             float *dinp = m->dbuf[cur ^ 1];

@@ -34,6 +34,7 @@ void cuda_to_host(float *h_dst, const float *d_src, size_t n);
 void cuda_zero(float *d, size_t n);
 void cuda_scale(float *d, float s, size_t n);        /* d *= s */
 void cuda_sync(void);                                /* cudaDeviceSynchronize, checked */
+int cuda_idle(void);                                 /* 1 when the default stream has no work left */
 /* page-lock host memory the GPU copies to/from (cudaHostRegister), and undo it */
 void cuda_host_register(void *p, size_t bytes);
 void cuda_host_unregister(void *p);
@@ -65,7 +66,8 @@ uint8_t *mlp_cuda_host_y(mlp_cuda_t *m);
 void mlp_cuda_zero_grad(mlp_cuda_t *m);
 void mlp_cuda_scale_grads(mlp_cuda_t *m, float s);
 /* x (B, sizes[0]) and labels on the HOST (best: the pinned buffers above); uploads them and
- * runs forward; returns the mean cross-entropy (reduced on the device) when labels != NULL */
+ * runs forward; returns the mean cross-entropy (reduced on the device) when labels != NULL, else 0.
+ * Returns with the device done (with or without labels): x and labels may be refilled at once. */
 float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B);
 /* after mlp_cuda_forward with labels on the same batch: ADDS d(mean loss)/d(params) into grads */
 void mlp_cuda_backward(mlp_cuda_t *m, int B);

@@ -269,9 +269,13 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
     ex->optim = options_optim_config(o);
     ex->stats.staleness_mean = -1;
     ex->stats.staleness_max = -1;
-    MPI_Comm local;
+    /* local_rank picks the GPU (local_rank % GPUs): count the workers on this host only, so a
+     * server sharing the host does not shift them (worker 0 on GPU 1, two workers on one GPU) */
+    MPI_Comm local, role;
     mpiCheck(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
-    mpiCheck(MPI_Comm_rank(local, &ex->local_rank));
+    mpiCheck(MPI_Comm_split(local, ex->is_worker, rank, &role));
+    mpiCheck(MPI_Comm_rank(role, &ex->local_rank));
+    mpiCheck(MPI_Comm_free(&role));
     mpiCheck(MPI_Comm_free(&local));
     p->started_mpi = started;
     p->quiet = o->quiet;

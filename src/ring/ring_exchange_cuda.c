@@ -141,6 +141,10 @@ exchange_t *exchange_ring_cuda_create(const options_t *o, size_t count) {
     d->ops.state_get = rd_state_get;
     d->ops.step_device = rd_step_device;
     d->ops.free = rd_free;
+    /* the host gradient is never exchanged here (the device one is): plain memory, not the CPU
+     * ring's shared-memory window (a collective allocation of the whole gradient on every rank) */
+    d->ops.grads_alloc = NULL;
+    d->ops.grads_free = NULL;
     d->impl = o->allreduce;
     d->sum = o->ring_op == RING_OP_SUM;
     d->count = count;

@@ -117,8 +117,8 @@ int main(int argc, char **argv) {
     if (!ex) return 1;
     psring_log_rank = ex->is_worker ? ex->rank : -1;
     {   /* --timeline: every process records; worker 0 merges (on a PS it is not MPI rank 0) */
-        char role[48];
-        if (ex->is_worker) snprintf(role, sizeof role, "worker %d", ex->rank);
+        char role[48];   /* a worker's local rank picks its GPU with --device cuda: shown so placement can be checked */
+        if (ex->is_worker) snprintf(role, sizeof role, "worker %d, local rank %d", ex->rank, ex->local_rank);
         else snprintf(role, sizeof role, "server %d", ex->process_rank);
         if (timeline_init(o.timeline, ex->process_rank, ex->process_count, role, err, sizeof err) != 0) die_input("%s", err);
     }
