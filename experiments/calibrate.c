@@ -53,15 +53,12 @@
 #include <pthread.h>
 #include "common/check.h"
 #include "common/timer.h"
+#include "common/mpi_check.h"
 #include "model/optim.h"
 #include "ring/ring_allreduce.h"
 #include "model/blas.h"
 #include "bench/train_step.h"
 
-#define mpiCheck(call) do { \
-    int rc_ = (call); \
-    if (rc_ != MPI_SUCCESS) die_at(__FILE__, __LINE__, 1, "%s failed (MPI error %d)", #call, rc_); \
-} while (0)
 #define zmqCheck(call) do { \
     if ((call) == -1) die_at(__FILE__, __LINE__, 1, "%s: %s", #call, zmq_strerror(zmq_errno())); \
 } while (0)

@@ -12,6 +12,7 @@
 #include "worker.h"
 #include "auth.h"
 #include "zcheck.h"
+#include "../common/mpi_check.h"
 #include "../common/timer.h"
 #include <mpi.h>
 #include <string.h>
@@ -19,14 +20,6 @@
 
 #define EP_LEN 256
 
-#define mpiCheck(call) do { \
-    int mpi_rc_ = (call); \
-    if (mpi_rc_ != MPI_SUCCESS) { \
-        char msg_[MPI_MAX_ERROR_STRING]; int n_ = 0; \
-        MPI_Error_string(mpi_rc_, msg_, &n_); \
-        die_at(__FILE__, __LINE__, 1, "%s: %s", #call, msg_); \
-    } \
-} while (0)
 
 typedef struct {
     void *zctx;

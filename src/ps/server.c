@@ -26,6 +26,7 @@
 #include "auth.h"
 #include "zcheck.h"
 #include "../common/timer.h"
+#include "../common/timeline_hook.h"
 #include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -37,8 +38,6 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
-/* --timeline hook (src/train/timeline.c); weak, so programs linked without libtrain still link */
-extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
 
 #define PS_FLAG_F16 1u     /* PULL / DONE: answer parameters as half */
 #define AVG_MAX 64
@@ -506,7 +505,7 @@ static void apply_slice(ps_server_t *s, int k) {
     wait_counter(s, &s->ck_inflight[k]);  /* last round's replies of this slice are out */
     optim_step_at(&s->c.optim, s->params + off, s->acc + off, s->state + s->spp * off, n, s->round_lr, s->lo + off);
     s->apply_s += timer_now() - t0;
-    if (timeline_event) timeline_event("server-apply", t0, timer_now());
+    timeline_mark("server-apply", t0, timer_now());
     s->ck_pushed[k] = 0;
     int end = ++s->ck_done == s->nck;
     if (end) {
@@ -620,7 +619,7 @@ static void handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
     record_staleness(s, h->clock);
     optim_step_at(&s->c.optim, s->params, s->acc, s->state, s->len, h->lr, s->lo);
     s->apply_s += timer_now() - t0;
-    if (timeline_event) timeline_event("server-apply", t0, timer_now());
+    timeline_mark("server-apply", t0, timer_now());
     s->updates++;
     s->clock[w]++;
     if (s->c.sync == SYNC_ASYNC) {

@@ -17,10 +17,11 @@
 #include "ring_allreduce.h"
 #include "ring_ops.h"
 #include "half.h"
-#include "mpi_check.h"
+#include "common/mpi_check.h"
 #include "train/exchange.h"
 #include "common/check.h"
 #include "common/timer.h"
+#include "common/timeline_hook.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -28,8 +29,6 @@
 #include <unistd.h>
 #include <time.h>
 
-/* --timeline hook (src/train/timeline.c); weak, so programs linked without libtrain still link */
-extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
 
 typedef struct { size_t lo, hi; } range_t;
 
@@ -154,7 +153,7 @@ static void allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
         }
         ex->stats.bytes_sent += nominal;
         ex->stats.bytes_recv += nominal;
-        if (timeline_event) timeline_event("allreduce", t_mpi, timer_now());
+        timeline_mark("allreduce", t_mpi, timer_now());
     }
     if (scale != 1.0f) ring_scale(buf, scale, n);
 }
@@ -416,7 +415,7 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
             mpiCheck(MPI_Barrier(x->comm));
             double tw1 = timer_now();
             ex->stats.wait_s += tw1 - tw;
-            if (timeline_event) timeline_event("wait", tw, tw1);
+            timeline_mark("wait", tw, tw1);
         }
         allreduce_range(ex, &x->ring, x->comm, grads, 0, count);
     }
@@ -427,7 +426,7 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
     double t2 = timer_now();
     ex->stats.exchange_s += t1 - t0;
     ex->stats.optimizer_s += t2 - t1;
-    if (timeline_event) timeline_event("optimizer", t1, t2);
+    timeline_mark("optimizer", t1, t2);
     ex->stats.steps++;
     if (x->tune.active) autotune_after_step(ex);
     return 0;
