@@ -2,9 +2,10 @@
 # behind the model, and their tests. The scripts run from the source tree; psring dispatches
 # `psring sweep|plot|model` to them.
 bin_PROGRAMS += psring-calibrate
-psring_calibrate_SOURCES = experiments/calibrate.c src/bench/train_step.c
+psring_calibrate_SOURCES = experiments/calibrate.c src/bench/train_step.c src/train/model_ops.c
 psring_calibrate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS)
-psring_calibrate_LDADD = src/model/libmodel.a src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) -lm
+psring_calibrate_LDADD = $(PSRING_CUDA_FIRST) src/ring/libring.a src/train/libtrain.a src/model/libmodel.a src/data/libdata.a \
+  src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm $(PSRING_CUDA_LAST)
 
 check_PROGRAMS += tests/test_timeline
 tests_test_timeline_SOURCES = tests/test_timeline.c

@@ -341,7 +341,7 @@ int main(int argc, char **argv) {
         }
         printf("# psring-bench-ps: %d workers, %d servers, transport %s, ps sync %s, server apply = SGD momentum "
                "(optim_step), %d iterations after %d warm-up, ps slices %d KiB (bsp; 0 = whole shards)\n", N, S,
-               o.transport, sync_name(o.sync), o.iters, o.warmup, o.sync == SYNC_BSP ? o.chunk_kb : 0);
+               o.transport, ps_sync_name(o.sync), o.iters, o.warmup, o.sync == SYNC_BSP ? o.chunk_kb : 0);
         printf("# goodput = push + pull payload bytes / time; aggregate = sum over workers\n");
         if (o.compute_mlp)
             printf("# --compute: each worker runs forward + backward of its MLP (%zu parameters, batch %d) before each "
@@ -392,7 +392,7 @@ int main(int argc, char **argv) {
                        1e3 * tmax / o.iters, 1e3 * wmean / o.iters);
                 fflush(stdout);
                 if (csv) fprintf(csv, "%zu,%s,%d,%d,%s,%s,%d,%.6f,%.4f,%.4f,%.4f,%d,%.6f\n", bytes, name, N, S, o.transport,
-                                 impl == 0 ? "none" : sync_name(o.sync), o.iters, tmax, sum / N, sum, ratio,
+                                 impl == 0 ? "none" : ps_sync_name(o.sync), o.iters, tmax, sum / N, sum, ratio,
                                  o.compute_us, wmean);
             }
         }

@@ -9,7 +9,7 @@
 #include "ring_cuda.h"
 #include "common/mpi_check.h"
 #include "model/mlp_cuda.h"
-#include "train/exchange.h"
+#include "ring_exchange.h"
 #include "common/check.h"
 #include "common/timer.h"
 #include "common/timeline_hook.h"
@@ -123,8 +123,8 @@ static void rd_free(exchange_t *ex) {
     inner_free(ex);   /* frees ex and finalises MPI */
 }
 
-exchange_t *exchange_ring_cuda_create(const options_t *o, size_t count) {
-    exchange_t *ex = exchange_ring_create(o, count);
+exchange_t *exchange_ring_cuda_create(const ring_config_t *c, size_t count) {
+    exchange_t *ex = exchange_ring_create(c, count);
     if (!ex) return NULL;
     if (!optim_cuda_supports(&ex->optim))
         die_input("--optimizer %s is not implemented for --device cuda with --topology ring (sgd and adam are; "
@@ -135,20 +135,20 @@ exchange_t *exchange_ring_cuda_create(const options_t *o, size_t count) {
     ringdev_t *d = xcalloc(1, sizeof *d);
     d->inner = ex->ops;
     d->ops = *ex->ops;
-    d->ops.name = o->allreduce == ALLREDUCE_NCCL ? "ring-nccl" : "ring";
+    d->ops.name = c->allreduce == ALLREDUCE_NCCL ? "ring-nccl" : "ring";
     d->ops.sync_params = rd_sync_params;
     d->ops.grad_ready = NULL;
     d->ops.state_get = rd_state_get;
     d->ops.step_device = rd_step_device;
     d->ops.free = rd_free;
-    d->impl = o->allreduce;
-    d->sum = o->ring_op == RING_OP_SUM;
+    d->impl = c->allreduce;
+    d->sum = c->op == RING_OP_SUM;
     d->count = count;
     d->nstate = count * optim_state_per_param(&ex->optim);
     d->d_state = cuda_floats_alloc(d->nstate);
     d->h_state = cuda_host_alloc((d->nstate ? d->nstate : 1) * sizeof(float));
     mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &d->comm));
-    size_t chunk_bytes = (size_t)(o->chunk_kb > 0 ? o->chunk_kb : 0) * 1024;
+    size_t chunk_bytes = (size_t)(c->chunk_kb > 0 ? c->chunk_kb : 0) * 1024;
     if (d->impl == ALLREDUCE_RING) d->ring = ring_cuda_create(MPI_COMM_WORLD, count, chunk_bytes);
     if (d->impl == ALLREDUCE_MPI) d->h_stage = cuda_host_alloc((count ? count : 1) * sizeof(float));
     if (d->impl == ALLREDUCE_NCCL) {
