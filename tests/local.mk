@@ -6,6 +6,12 @@ tests_test_train_LDADD = src/train/libtrain.a src/model/libmodel.a src/data/libd
   $(CHECK_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lm
 TESTS += tests/test_train tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
 EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
+# the layering of src/: ring and ps see only train/exchange.h, not each other (grep of #includes)
+TESTS += tests/src_layers.sh
+EXTRA_DIST += tests/src_layers.sh
+# each exchange's own CSV columns (exchange.h report), for local, ring and ps
+TESTS += tests/train_csv_columns.sh
+EXTRA_DIST += tests/train_csv_columns.sh
 # --optimizer adam|lars on every topology, resume, bad values (and --sampler's)
 TESTS += tests/optim_equivalence.sh tests/ring_bytes.sh
 EXTRA_DIST += tests/optim_equivalence.sh tests/ring_bytes.sh

@@ -11,7 +11,7 @@
 #include "ring/ring_allreduce.h"
 #include "ring/ring_ops.h"
 #include "ring/half.h"
-#include "ring/mpi_check.h"
+#include "common/mpi_check.h"
 #include <float.h>
 #include <math.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  * Exits 77 without a GPU, 1 on any mismatch. */
 #include "ring/ring_allreduce.h"
 #include "ring/ring_cuda.h"
-#include "ring/mpi_check.h"
+#include "common/mpi_check.h"
 #include "model/mlp_cuda.h"
 #include "common/check.h"
 #include "common/rng.h"

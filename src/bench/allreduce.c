@@ -20,10 +20,11 @@
 #include "config.h"
 #include "ring/ring_allreduce.h"
 #include "ring/ring_ops.h"
-#include "ring/mpi_check.h"
+#include "common/mpi_check.h"
 #include "common/check.h"
 #include "model/blas.h"
 #include "train_step.h"
+#include "common/parse.h"
 #include "allreduce_cuda.h"   /* bench_row; the rest only in --with-cuda builds */
 #include <ctype.h>
 #include <errno.h>
@@ -45,35 +46,6 @@ typedef struct {
 } bench_opts_t;
 
 static int rank, nranks;
-
-/* "16M" -> 16777216; returns 0 on success */
-static int parse_size(const char *s, size_t *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || v < 0) return -1;
-    double mul = 1;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': mul = 1024.0; end++; break;
-    case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    }
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end) return -1;
-    v *= mul;
-    if (v > 16.0 * 1024 * 1024 * 1024) return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -126,8 +98,8 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     char *end, err[512];
     while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:h", lo, NULL)) != -1) {
         switch (c) {
-        case 'b': sizes_set = 1; if (parse_size(optarg, &o->min_bytes)) bad("-b: not a size (like 4K, 16M): '%s'", optarg); break;
-        case 'e': sizes_set = 1; if (parse_size(optarg, &o->max_bytes)) bad("-e: not a size (like 4K, 16M): '%s'", optarg); break;
+        case 'b': sizes_set = 1; if (parse_size(optarg, 0, (size_t)16 << 30, &o->min_bytes)) bad("-b: not a size (like 4K, 16M): '%s'", optarg); break;
+        case 'e': sizes_set = 1; if (parse_size(optarg, 0, (size_t)16 << 30, &o->max_bytes)) bad("-e: not a size (like 4K, 16M): '%s'", optarg); break;
         case 'f': o->factor = strtod(optarg, &end);
                   if (end == optarg || *end || !(o->factor > 1.0) || o->factor > 1024) bad("-f: step factor must be a number in (1, 1024]: '%s'", optarg);
                   break;

@@ -16,7 +16,7 @@
 #include "allreduce_cuda.h"
 #include "ring/ring_allreduce.h"
 #include "ring/ring_cuda.h"
-#include "ring/mpi_check.h"
+#include "common/mpi_check.h"
 #include "model/mlp_cuda.h"
 #include "model/cuda_check.h"
 #include "common/check.h"

@@ -32,9 +32,11 @@
 #include "../ps/worker.h"
 #include "../ps/wire.h"
 #include "../ps/zcheck.h"
+#include "../common/mpi_check.h"
 #include "../common/timer.h"
 #include "../model/blas.h"
 #include "train_step.h"
+#include "../common/parse.h"
 #include <mpi.h>
 #include <getopt.h>
 #include <string.h>
@@ -44,11 +46,6 @@
 #include <time.h>
 
 #define EP_LEN 256
-
-#define mpiCheck(call) do { \
-    int mpi_rc_ = (call); \
-    if (mpi_rc_ != MPI_SUCCESS) die_at(__FILE__, __LINE__, 1, "%s failed (%d)", #call, mpi_rc_); \
-} while (0)
 
 typedef struct {
     int servers, iters, warmup;
@@ -80,32 +77,6 @@ static void bad_flag(const char *fmt, const char *arg) {
     exit(EXIT_BADINPUT);
 }
 
-static int parse_size(const char *s, size_t *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v <= 0) return -1;
-    double mult = 1;
-    if (*end == 'K' || *end == 'k') { mult = 1024; end++; }
-    else if (*end == 'M' || *end == 'm') { mult = 1024.0 * 1024; end++; }
-    else if (*end == 'G' || *end == 'g') { mult = 1024.0 * 1024 * 1024; end++; }
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end) return -1;
-    v *= mult;
-    if (v < 4 || v > 4.0 * 1024 * 1024 * 1024) return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static void parse(bench_opts_t *o, int argc, char **argv) {
     memset(o, 0, sizeof *o);
     o->servers = 1; o->iters = 20; o->warmup = 3;
@@ -129,8 +100,8 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":b:e:f:n:w:h", lo, NULL)) != -1) {
         switch (c) {
         case 'S': if (parse_int(optarg, 1, 1 << 20, &o->servers)) bad_flag("--servers wants a positive integer, got '%s'", optarg); break;
-        case 'b': sizes_set = 1; if (parse_size(optarg, &o->min_bytes)) bad_flag("-b wants a size like 64K, got '%s'", optarg); break;
-        case 'e': sizes_set = 1; if (parse_size(optarg, &o->max_bytes)) bad_flag("-e wants a size like 64M, got '%s'", optarg); break;
+        case 'b': sizes_set = 1; if (parse_size(optarg, 4, (size_t)4 << 30, &o->min_bytes)) bad_flag("-b wants a size like 64K, got '%s'", optarg); break;
+        case 'e': sizes_set = 1; if (parse_size(optarg, 4, (size_t)4 << 30, &o->max_bytes)) bad_flag("-e wants a size like 64M, got '%s'", optarg); break;
         case 'f': {
             char *end; o->factor = strtod(optarg, &end);
             if (end == optarg || *end || !(o->factor > 1)) bad_flag("-f wants a factor > 1, got '%s'", optarg);
@@ -370,7 +341,7 @@ int main(int argc, char **argv) {
         }
         printf("# psring-bench-ps: %d workers, %d servers, transport %s, ps sync %s, server apply = SGD momentum "
                "(optim_step), %d iterations after %d warm-up, ps slices %d KiB (bsp; 0 = whole shards)\n", N, S,
-               o.transport, sync_name(o.sync), o.iters, o.warmup, o.sync == SYNC_BSP ? o.chunk_kb : 0);
+               o.transport, ps_sync_name(o.sync), o.iters, o.warmup, o.sync == SYNC_BSP ? o.chunk_kb : 0);
         printf("# goodput = push + pull payload bytes / time; aggregate = sum over workers\n");
         if (o.compute_mlp)
             printf("# --compute: each worker runs forward + backward of its MLP (%zu parameters, batch %d) before each "
@@ -421,7 +392,7 @@ int main(int argc, char **argv) {
                        1e3 * tmax / o.iters, 1e3 * wmean / o.iters);
                 fflush(stdout);
                 if (csv) fprintf(csv, "%zu,%s,%d,%d,%s,%s,%d,%.6f,%.4f,%.4f,%.4f,%d,%.6f\n", bytes, name, N, S, o.transport,
-                                 impl == 0 ? "none" : sync_name(o.sync), o.iters, tmax, sum / N, sum, ratio,
+                                 impl == 0 ? "none" : ps_sync_name(o.sync), o.iters, tmax, sum / N, sum, ratio,
                                  o.compute_us, wmean);
             }
         }

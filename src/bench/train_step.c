@@ -1,7 +1,9 @@
 /* train_step.c: a worker's real forward + backward before a timed exchange (see train_step.h).
- * Not an imitation of a step's memory traffic or a busy loop: the trainer's own layers, so the
+ * Not an imitation of a step's memory traffic or a busy loop: the trainer's own step, so the
  * caches, the cores' frequency and the other processes meet the exchange as they do in training. */
 #include "train_step.h"
+#include "train/exchange_create.h"
+#include "train/options.h"
 #include "common/check.h"
 #include "common/rng.h"
 #include <stdio.h>
@@ -46,36 +48,40 @@ void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allo
     memset(t, 0, sizeof *t);
     mlp_init_alloc(&t->m, s->sizes, s->nsizes, s->batch, seed, ga);
     t->batch = s->batch;
+    model_init(&t->md, &t->m, DEVICE_CPU, 0);
     if (with_optimizer) {
-        t->opt.kind = OPTIM_SGD;
-        t->opt.lr = 0.02f;          /* psring-train's defaults (options.c) */
-        t->opt.momentum = 0.9f;
-        t->state = xcalloc(t->m.nparams * optim_state_per_param(&t->opt), sizeof(float));
+        /* psring-train's optimizer as its defaults configure it (options.c), for this model */
+        options_t o;
+        options_defaults(&o);
+        memcpy(o.sizes, s->sizes, sizeof(int) * (size_t)s->nsizes);
+        o.nsizes = s->nsizes;
+        optim_config_t oc = options_optim_config(&o);
+        t->ex = exchange_local_create(&oc, t->m.nparams);
+        t->lr = oc.lr;
     }
-    size_t nx = (size_t)s->batch * (size_t)s->sizes[0];
-    t->x = xcalloc(nx, sizeof(float));
-    t->y = xcalloc((size_t)s->batch, 1);
     /* MNIST-like: pixels in [0, 1), uniform labels; seeded, so every run does the same work */
+    size_t nx = (size_t)s->batch * (size_t)s->sizes[0];
     rng_t g;
     rng_init(&g, seed, 0);
-    for (size_t i = 0; i < nx; i++) t->x[i] = rng_float(&g);
+    for (size_t i = 0; i < nx; i++) t->md.x[i] = rng_float(&g);
     int classes = s->sizes[s->nsizes - 1];
-    for (int i = 0; i < s->batch; i++) t->y[i] = (uint8_t)rng_below(&g, (uint64_t)classes);
+    for (int i = 0; i < s->batch; i++) t->md.y[i] = (uint8_t)rng_below(&g, (uint64_t)classes);
 }
 
 void train_step_run(train_step_t *t) {
-    /* as psring-train's ring step: ring_exchange.c's optim_step, then model_step's clearing pass */
-    if (t->state) optim_step(&t->opt, t->m.params, t->m.grads, t->state, t->m.nparams, t->opt.lr);
-    mlp_zero_grad(&t->m);
-    mlp_forward(&t->m, t->x, t->y, t->batch);
-    mlp_backward(&t->m, t->x, t->y, t->batch, NULL, NULL);
+    if (t->ex) {
+        if (model_step(&t->md, t->ex, t->lr) != 0) die("train_step: the exchange step failed");
+    } else {
+        model_zero_grad(&t->md);
+    }
+    model_forward(&t->md, t->batch);
+    model_backward(&t->md, t->batch, NULL, NULL);
 }
 
 void train_step_free(train_step_t *t) {
+    exchange_free(t->ex);
+    model_free(&t->md);
     mlp_free(&t->m);
-    free(t->state);
-    free(t->x);
-    free(t->y);
     memset(t, 0, sizeof *t);
 }
 

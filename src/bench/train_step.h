@@ -1,19 +1,23 @@
 /* train_step.h: one worker's real training step (forward + backward of the project's MLP) for the
  * benchmarks that time an exchange primitive under the work that precedes it in training
  * (psring-calibrate, psring-bench-ps, psring-bench-allreduce: --compute mlp:LAYERS:BATCH).
- * It runs src/model's mlp_forward / mlp_backward on random, real-shaped data (a batch of inputs
- * in [0, 1), labels in 0..classes-1) and leaves the gradient in the model's gradient buffer, from
- * the caller's allocator (e.g. ring_buffer_alloc, as the trainer's ring does). With the
- * optimizer on (a ring worker: every worker applies the averaged gradient itself), each step
- * starts as the trainer's ring step ends: optim_step (SGD, momentum 0.9, the trainer's defaults)
- * on the previous gradient, then the clearing pass; a PS worker's step has no optimizer (its
- * servers run it). It does not exchange, read MNIST or time anything. */
+ * It is the trainer's own step (src/train/model_ops.h: model_step, model_forward,
+ * model_backward) on random, real-shaped data (a batch of inputs in [0, 1), labels in
+ * 0..classes-1), and leaves the gradient in the model's gradient buffer, from the caller's
+ * allocator (e.g. ring_buffer_alloc, as the trainer's ring does). With the optimizer on (a ring
+ * worker: every worker applies the averaged gradient itself), each step starts with the
+ * trainer's one-worker exchange step (exchange_local.c: psring-train's default optimizer and
+ * learning rate, the gradient cleared in the optimizer's pass); a PS worker's step has no
+ * optimizer (its servers run it), only the clearing. It does not exchange, read MNIST or time
+ * anything. */
 #ifndef PSRING_TRAIN_STEP_H
 #define PSRING_TRAIN_STEP_H
 #include <stddef.h>
 #include <stdint.h>
 #include "model/mlp.h"
 #include "model/optim.h"
+#include "train/exchange.h"
+#include "train/model_ops.h"
 
 typedef struct {
     int sizes[MLP_MAX_SIZES];
@@ -23,11 +27,10 @@ typedef struct {
 
 typedef struct {
     mlp_t m;            /* m.params, m.grads (m.nparams floats) */
-    float *x;           /* (batch, sizes[0]) */
-    uint8_t *y;         /* (batch) */
+    model_t md;         /* the trainer's view of m (CPU); md.x (batch, sizes[0]), md.y (batch) */
     int batch;
-    optim_config_t opt; /* with_optimizer: the ring worker's SGD */
-    float *state;       /* its velocity (nparams), NULL without the optimizer */
+    exchange_t *ex;     /* with_optimizer: the trainer's local exchange (optimizer), else NULL */
+    float lr;           /* its learning rate (psring-train's default) */
 } train_step_t;
 
 /* Parses "mlp:784,512,256,10:64" (layer widths as psring-train's --layers takes them, then the
@@ -37,8 +40,8 @@ int train_step_parse(const char *spec, train_step_spec_t *out, char *err, size_t
  * with_optimizer 1: a ring worker's step (optimizer first), 0: a PS worker's. */
 void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allocator_t *ga, uint64_t seed,
                      int with_optimizer);
-/* One step's compute: [optimizer on the previous gradient,] clear the gradient, forward,
- * backward (the gradient is then final), in the trainer's order. */
+/* One step's compute in the trainer's order: the exchange step on the previous gradient (or,
+ * without the optimizer, only clearing it), forward, backward (the gradient is then final). */
 void train_step_run(train_step_t *t);
 void train_step_free(train_step_t *t);
 /* The benchmarks' --compute-us instead of a real step: us microseconds of this process's CPU

@@ -37,3 +37,12 @@ void printf0(const char *fmt, ...) {
     va_end(ap);
     fflush(stdout);
 }
+
+void rank_list_add(char *buf, size_t cap, int rank) {
+    size_t used = strlen(buf);
+    if (used >= 3 && !strcmp(buf + used - 3, "...")) return;
+    char item[24];
+    int n = snprintf(item, sizeof item, "%s%d", used ? ", " : "", rank);
+    if (used + (size_t)n + 6 < cap) memcpy(buf + used, item, (size_t)n + 1);
+    else if (used + 6 <= cap) memcpy(buf + used, ", ...", 6);
+}

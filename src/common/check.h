@@ -20,6 +20,10 @@ void *xmalloc(size_t bytes);
 void *xcalloc(size_t n, size_t size);
 #define mallocCheck(bytes) xmalloc(bytes)
 
+/* Appends ", rank" (or the first "rank") to the NUL-terminated list in buf of cap bytes, for
+ * messages that name ranks; when it would not fit, ends the list with ", ..." once. */
+void rank_list_add(char *buf, size_t cap, int rank);
+
 /* printf from rank 0 only: set by the trainer once the topology is known */
 extern int psring_log_rank;
 void printf0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,26 +1,29 @@
 # src/ps: wire protocol, server, worker, the ps exchange (ZeroMQ; MPI only to start)
 TOPOLOGY_LIBS += src/ps/libps.a
 noinst_LIBRARIES += src/ps/libps.a
-src_ps_libps_a_SOURCES = src/ps/wire.c src/ps/server.c src/ps/worker.c src/ps/ps_exchange.c src/ps/auth.c
+src_ps_libps_a_SOURCES = src/ps/wire.c src/ps/server.c src/ps/server_transport.c src/ps/server_rounds.c \
+  src/ps/server_stats.c src/ps/worker.c src/ps/ps_exchange.c src/ps/auth.c
 src_ps_libps_a_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS) -pthread
-noinst_HEADERS += src/ps/wire.h src/ps/server.h src/ps/worker.h src/ps/zcheck.h src/ps/auth.h
+noinst_HEADERS += src/ps/wire.h src/ps/server.h src/ps/worker.h src/ps/zcheck.h src/ps/auth.h \
+  src/ps/ps_config.h src/ps/ps_exchange.h src/ps/server_impl.h
 
 check_PROGRAMS += tests/test_ps
 TESTS += tests/test_ps
 tests_test_ps_SOURCES = tests/test_ps.c
 tests_test_ps_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZMQ_CFLAGS) -pthread
-tests_test_ps_LDADD = src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
+tests_test_ps_LDADD = src/ps/libps.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
   $(CHECK_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
 TESTS += tests/ps_bsp_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh
 EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh
 
 # psring-bench-ps (source in src/bench, built from here: it is the PS's own benchmark)
 bin_PROGRAMS += psring-bench-ps
-psring_bench_ps_SOURCES = src/bench/ps.c src/bench/train_step.c
+# (--compute runs the trainer's step: train_step.c with the trainer's model_ops.c)
+psring_bench_ps_SOURCES = src/bench/ps.c src/bench/train_step.c src/train/model_ops.c
 noinst_HEADERS += src/bench/train_step.h
 psring_bench_ps_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS)
-psring_bench_ps_LDADD = src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
-  $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
+psring_bench_ps_LDADD = $(PSRING_CUDA_FIRST) src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/data/libdata.a \
+  src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm $(PSRING_CUDA_LAST)
 TESTS += tests/ps_bench.sh
 EXTRA_DIST += tests/ps_bench.sh
 

@@ -6,12 +6,14 @@
  *
  * Ranks 0..S-1 are servers, S..P-1 workers (worker rank = mpi rank - S).
  * Deliberately not here: the optimizer math (src/model/optim.c, run by the servers), option
- * parsing (src/train/options.c). */
-#include "../train/exchange.h"
+ * parsing (the trainer fills a ps_config_t, ps_config.h). */
+#include "ps_exchange.h"
 #include "server.h"
 #include "worker.h"
 #include "auth.h"
 #include "zcheck.h"
+#include "../common/fingerprint.h"
+#include "../common/mpi_check.h"
 #include "../common/timer.h"
 #include <mpi.h>
 #include <string.h>
@@ -19,14 +21,6 @@
 
 #define EP_LEN 256
 
-#define mpiCheck(call) do { \
-    int mpi_rc_ = (call); \
-    if (mpi_rc_ != MPI_SUCCESS) { \
-        char msg_[MPI_MAX_ERROR_STRING]; int n_ = 0; \
-        MPI_Error_string(mpi_rc_, msg_, &n_); \
-        die_at(__FILE__, __LINE__, 1, "%s: %s", #call, msg_); \
-    } \
-} while (0)
 
 typedef struct {
     void *zctx;
@@ -35,8 +29,15 @@ typedef struct {
     int started_mpi;
     int quiet;
     sync_mode_t sync;
-    int nservers;
+    int nservers, staleness;
+    ps_transport_t transport;
+    int fp16;
     size_t count;
+    /* folded in from the servers' reports at finish, for report() and the result file */
+    uint64_t bytes_per_server;   /* bytes in+out of the busiest server */
+    double staleness_mean;       /* async/ssp: observed staleness (clocks), -1 where none */
+    int staleness_max;
+    int lost_workers;            /* async: workers that died and were dropped */
     ps_auth_keys_t auth;      /* --ps-auth keys (the configs point here) */
     char lost_list[256];      /* "rank 2 (mpi rank 3) ..." of the workers lost, for the result file */
     int restored;             /* worker 0: state_set (resume) already gave the servers params + state */
@@ -120,10 +121,10 @@ static int ps_finish(exchange_t *ex, float *params, size_t count) {
         if ((int)r[PS_ST_NLOST] > lost) lost = (int)r[PS_ST_NLOST];
     }
     ex->stats.optimizer_s = apply / S;
-    ex->stats.bytes_per_server = (uint64_t)busiest;
-    ex->stats.staleness_mean = n > 0 ? sum / n : -1;
-    ex->stats.staleness_max = n > 0 ? (int)mx : -1;
-    ex->stats.lost_workers = lost;
+    p->bytes_per_server = (uint64_t)busiest;
+    p->staleness_mean = n > 0 ? sum / n : -1;
+    p->staleness_max = n > 0 ? (int)mx : -1;
+    p->lost_workers = lost;
     p->peers_lost = lost > 0;
     ps_worker_counters(p->worker, &ex->stats.bytes_sent, &ex->stats.bytes_recv, NULL);
     if (lost && ex->rank == 0) {
@@ -152,7 +153,7 @@ static void write_result(exchange_t *ex) {
     FILE *f = fopen(path, "w");
     if (!f) { fprintf(stderr, "psring: PSRING_RESULT_FILE %s: cannot write\n", path); return; }
     ps_impl_t *p = ex->impl;
-    fprintf(f, "finished lost_workers=%d lost=%s\n", ex->stats.lost_workers, p->lost_list[0] ? p->lost_list : "none");
+    fprintf(f, "finished lost_workers=%d lost=%s\n", p->lost_workers, p->lost_list[0] ? p->lost_list : "none");
     fclose(f);
 }
 
@@ -172,6 +173,22 @@ static void ps_free(exchange_t *ex) {
     free(ex);
 }
 
+static void ps_report(exchange_t *ex, exchange_report_t *r) {
+    ps_impl_t *p = ex->impl;
+    exchange_report_set(r, "sync", "%s", ps_sync_name(p->sync));
+    if (p->sync == SYNC_SSP) exchange_report_set(r, "staleness", "%d", p->staleness);
+    exchange_report_set(r, "servers", "%d", p->nservers);
+    exchange_report_set(r, "transport", "%s", ps_transport_name(p->transport));
+    exchange_report_set(r, "bytes_per_server", "%llu", (unsigned long long)p->bytes_per_server);
+    if (p->staleness_mean >= 0) {
+        exchange_report_set(r, "staleness_mean", "%.3f", p->staleness_mean);
+        exchange_report_set(r, "staleness_max", "%d", p->staleness_max);
+    }
+    exchange_report_set(r, "lost_workers", "%d", p->lost_workers);
+    exchange_report_set(r, "fp16", "%d", p->fp16);
+}
+
+/* the exchange ops (exchange.h): every topology fills this same table, hence the same shape */
 static const exchange_ops_t ps_ops = {
     .name = "ps",
     .sync_params = ps_sync_params,
@@ -183,6 +200,7 @@ static const exchange_ops_t ps_ops = {
     .state_set = ps_state_set,
     .finish = ps_finish,
     .free = ps_free,
+    .report = ps_report,
 };
 
 /* PSRING_PS_ENDPOINT_FILE=F: server s writes the endpoint it bound to F.s (atomically: temp file,
@@ -200,8 +218,8 @@ static void write_endpoint(int index, const char *ep) {
 
 /* --ps-chunk-kb in elements for both sides; slices are a bsp feature (async/ssp apply each
  * push on arrival, whole), and the server ignores them for LARS as the worker does */
-static size_t ps_chunk_elems(const options_t *o) {
-    return o->sync == SYNC_BSP ? (size_t)o->ps_chunk_kb * 1024 / sizeof(float) : 0;
+static size_t ps_chunk_elems(const ps_config_t *c) {
+    return c->sync == SYNC_BSP ? (size_t)c->chunk_kb * 1024 / sizeof(float) : 0;
 }
 
 /* every rank reaches this with the same verdict, so all exit 2 together (no hang) */
@@ -211,7 +229,7 @@ static void bad_start(int rank, int started, const char *msg) {
     exit(EXIT_BADINPUT);
 }
 
-exchange_t *exchange_ps_create(const options_t *o, size_t count) {
+exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     int inited = 0, started = 0, prov = 0, rank = 0, size = 1;
     mpiCheck(MPI_Initialized(&inited));
     if (!inited) {
@@ -223,38 +241,21 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
     char msg[512];
 
     /* same options everywhere, or a clear error naming the ranks that differ */
-    uint64_t fp = options_fingerprint(o);
-    uint64_t *fps = xcalloc(size, sizeof(uint64_t));
-    mpiCheck(MPI_Allgather(&fp, 1, MPI_UINT64_T, fps, 1, MPI_UINT64_T, MPI_COMM_WORLD));
-    int mismatch = 0, off = 0;
-    off += snprintf(msg, sizeof msg, "options differ between processes: mpi rank 0 has fingerprint %016llx, mpi rank(s)",
-                    (unsigned long long)fps[0]);
-    for (int r = 1; r < size; r++)
-        if (fps[r] != fps[0]) {
-            mismatch = 1;
-            if (off < (int)sizeof msg - 16) off += snprintf(msg + off, sizeof msg - off, " %d", r);
-        }
-    if (off < (int)sizeof msg) snprintf(msg + off, sizeof msg - off, " differ; give every rank the same flags");
-    free(fps);
-    if (mismatch) bad_start(rank, started, msg);
+    fingerprint_check("ps", c->fingerprint, count, started);
 
-    int S = o->servers;
+    int S = c->servers;
     if (S < 1 || S >= size) {
         snprintf(msg, sizeof msg, "--topology ps needs 1 <= --servers < number of processes (got --servers %d with %d processes)", S, size);
         bad_start(rank, started, msg);
     }
     {   /* LARS: each server holds whole layers (optim_shard_range), so S <= weight/bias segments */
-        optim_config_t oc = options_optim_config(o);
+        const optim_config_t oc = c->optim;
         size_t lo, len;
         if (optim_shard_range(&oc, count, S, 0, &lo, &len) == -2) {
             snprintf(msg, sizeof msg, "--optimizer lars on the PS puts whole layers on each server: --servers %d is more than "
-                     "the %d weight and bias tensors of --layers %s", S, oc.nseg, o->layers_spec);
+                     "the %d weight and bias tensors of --layers %s", S, oc.nseg, c->layers ? c->layers : "?");
             bad_start(rank, started, msg);
         }
-    }
-    if (strcmp(o->transport, "tcp") != 0 && strcmp(o->transport, "ipc") != 0) {
-        snprintf(msg, sizeof msg, "--transport must be tcp or ipc (got '%s')", o->transport);
-        bad_start(rank, started, msg);
     }
 
     exchange_t *ex = xcalloc(1, sizeof *ex);
@@ -266,9 +267,7 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
     ex->is_worker = rank >= S;
     ex->rank = ex->is_worker ? rank - S : -1;
     ex->world_size = size - S;
-    ex->optim = options_optim_config(o);
-    ex->stats.staleness_mean = -1;
-    ex->stats.staleness_max = -1;
+    ex->optim = c->optim;
     /* local_rank picks the GPU (local_rank % GPUs): count the workers on this host only, so a
      * server sharing the host does not shift them (worker 0 on GPU 1, two workers on one GPU) */
     MPI_Comm local, role;
@@ -278,40 +277,46 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
     mpiCheck(MPI_Comm_free(&role));
     mpiCheck(MPI_Comm_free(&local));
     p->started_mpi = started;
-    p->quiet = o->quiet;
-    p->sync = o->sync;
+    p->quiet = c->quiet;
+    p->sync = c->sync;
     p->nservers = S;
+    p->staleness = c->staleness;
+    p->transport = c->transport;
+    p->fp16 = c->fp16;
+    p->staleness_mean = -1;
+    p->staleness_max = -1;
     p->count = count;
     zmqCheckPtr(p->zctx, zmq_ctx_new());
-    if (o->ps_auth[0]) {   /* every rank reads the keyfile; a bad one is the same verdict everywhere */
+    const int auth = c->auth && c->auth[0];
+    if (auth) {   /* every rank reads the keyfile; a bad one is the same verdict everywhere */
         if (!ps_auth_available()) bad_start(rank, started, "--ps-auth: this libzmq was built without CURVE (zmq_has(\"curve\") is 0)");
-        if (ps_auth_load(o->ps_auth, &p->auth, msg, sizeof msg) != 0) bad_start(rank, started, msg);
+        if (ps_auth_load(c->auth, &p->auth, msg, sizeof msg) != 0) bad_start(rank, started, msg);
     }
 
     /* servers bind an ephemeral endpoint; everyone learns all of them */
     long jobid = (long)getpid();
     mpiCheck(MPI_Bcast(&jobid, 1, MPI_LONG, 0, MPI_COMM_WORLD));
     char mine[EP_LEN] = "";
-    double timeout = o->peer_timeout > 0 ? o->peer_timeout : 10;
+    double timeout = c->peer_timeout > 0 ? c->peer_timeout : 10;
     if (!ex->is_worker) {
         char want[EP_LEN + 32];
-        if (strcmp(o->transport, "ipc") == 0) snprintf(want, sizeof want, "ipc:///tmp/psring-%ld-%d", jobid, rank);
+        if (c->transport == PS_TRANSPORT_IPC) snprintf(want, sizeof want, "ipc:///tmp/psring-%ld-%d", jobid, rank);
         else {
             char berr[320];
-            if (ps_server_bind_endpoint(o->bind[0] ? o->bind : "127.0.0.1", want, sizeof want, berr, sizeof berr)) {
+            if (ps_server_bind_endpoint(c->bind && c->bind[0] ? c->bind : "127.0.0.1", want, sizeof want, berr, sizeof berr)) {
                 fprintf(stderr, "psring: ps server %d: %s\n", rank, berr);
                 fflush(stderr);
                 MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
             }
         }
-        ps_server_config_t c = {
-            .index = rank, .nservers = S, .nworkers = size - S, .total = count, .sync = o->sync,
-            .staleness = o->staleness, .peer_timeout = timeout, .optim = ex->optim,
-            .worker_rank_base = S, .quiet = o->quiet, .on_fatal = abort_job,
-            .stall_warn = o->stall_warn, .auth = o->ps_auth[0] ? &p->auth : NULL,
-            .chunk = ps_chunk_elems(o),
+        ps_server_config_t sc = {
+            .index = rank, .nservers = S, .nworkers = size - S, .total = count, .sync = c->sync,
+            .staleness = c->staleness, .peer_timeout = timeout, .optim = ex->optim,
+            .worker_rank_base = S, .quiet = c->quiet, .on_fatal = abort_job,
+            .stall_warn = c->stall_warn, .auth = auth ? &p->auth : NULL,
+            .chunk = ps_chunk_elems(c),
         };
-        p->server = ps_server_create(p->zctx, &c, want, mine, sizeof mine);
+        p->server = ps_server_create(p->zctx, &sc, want, mine, sizeof mine);
         write_endpoint(rank, mine);
     }
     char *all = xcalloc((size_t)size, EP_LEN);
@@ -319,14 +324,14 @@ exchange_t *exchange_ps_create(const options_t *o, size_t count) {
     if (ex->is_worker) {
         char **eps = xcalloc(S, sizeof(char *));
         for (int s = 0; s < S; s++) eps[s] = all + (size_t)s * EP_LEN;
-        ps_worker_config_t c = {
+        ps_worker_config_t wc = {
             .rank = ex->rank, .nworkers = ex->world_size, .nservers = S, .total = count,
-            .state_per_param = optim_state_per_param(&ex->optim), .fp16 = o->fp16,
+            .state_per_param = optim_state_per_param(&ex->optim), .fp16 = c->fp16,
             .peer_timeout = timeout, .mpi_rank = rank, .server_rank_base = 0, .on_fatal = abort_job,
-            .auth = o->ps_auth[0] ? &p->auth : NULL, .optim = &ex->optim,
-            .chunk = ps_chunk_elems(o),
+            .auth = auth ? &p->auth : NULL, .optim = &ex->optim,
+            .chunk = ps_chunk_elems(c),
         };
-        p->worker = ps_worker_create(p->zctx, &c, eps);
+        p->worker = ps_worker_create(p->zctx, &wc, eps);
         free(eps);
     }
     free(all);

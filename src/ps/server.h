@@ -6,7 +6,8 @@
 #define PSRING_PS_SERVER_H
 #include <stddef.h>
 #include <stdint.h>
-#include "../train/options.h"
+#include <stdio.h>
+#include "ps_config.h"   /* sync_mode_t */
 #include "../model/optim.h"
 
 typedef struct ps_server ps_server_t;

@@ -7,15 +7,13 @@
 #include "auth.h"
 #include "zcheck.h"
 #include "../common/timer.h"
+#include "../common/timeline_hook.h"
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
-
-/* --timeline hook (src/train/timeline.c); weak, so programs linked without libtrain still link */
-extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
 
 #define PS_FLAG_F16 1u
 
@@ -314,7 +312,7 @@ static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *pa
     w->read_clock[s] = h->clock;
     /* lr carries the push's wait at that server (wire.h); the slowest server's counts */
     if (isfinite(h->lr) && h->lr > w->step_wait) w->step_wait = h->lr;
-    if (timeline_event) timeline_event("pull", t0, timer_now());
+    timeline_mark("pull", t0, timer_now());
 }
 
 static void on_ack(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {}
@@ -382,11 +380,9 @@ int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) 
     wait_inflight(w); /* grads/half are the caller's again */
     double t_end = timer_now();
     if (w->step_wait > t_end - t_push) w->step_wait = t_end - t_push;
-    if (timeline_event) {
-        timeline_event("push", t_push, t_wait);
-        /* the duration the server measured; placed right after the push, where it begins */
-        timeline_event("wait", t_wait, t_wait + (w->step_wait < t_end - t_wait ? w->step_wait : t_end - t_wait));
-    }
+    timeline_mark("push", t_push, t_wait);
+    /* the duration the server measured; placed right after the push, where it begins */
+    timeline_mark("wait", t_wait, t_wait + (w->step_wait < t_end - t_wait ? w->step_wait : t_end - t_wait));
     w->clock++;
     return 0;
 }

@@ -3,11 +3,11 @@ TOPOLOGY_LIBS =
 TOPOLOGY_LIBS += src/ring/libring.a
 
 noinst_LIBRARIES += src/ring/libring.a
-src_ring_libring_a_SOURCES = src/ring/ring_allreduce.c src/ring/ring_exchange.c src/ring/half.c \
-  src/ring/mpi_check.c src/ring/ring_ops.c src/ring/ring_shm.c
+src_ring_libring_a_SOURCES = src/ring/ring_allreduce.c src/ring/ring_exchange.c src/ring/ring_overlap.c \
+  src/ring/ring_autotune.c src/ring/half.c src/ring/ring_ops.c src/ring/ring_shm.c
 src_ring_libring_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-noinst_HEADERS += src/ring/ring_allreduce.h src/ring/half.h src/ring/mpi_check.h src/ring/ring_ops.h \
-  src/ring/ring_shm.h
+noinst_HEADERS += src/ring/ring_allreduce.h src/ring/half.h src/ring/ring_ops.h src/ring/ring_shm.h \
+  src/ring/ring_config.h src/ring/ring_exchange.h src/ring/ring_exchange_impl.h
 
 # tests: test_ring is an MPI program; the shell scripts run it (and the trainer) under $MPIRUN
 check_PROGRAMS += tests/test_ring
@@ -17,9 +17,11 @@ tests_test_ring_LDADD = src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) -l
 
 # the allreduce benchmark lives in src/bench but is built from here: it is the ring's program
 bin_PROGRAMS += psring-bench-allreduce
-psring_bench_allreduce_SOURCES = src/bench/allreduce.c src/bench/train_step.c
+# (--compute runs the trainer's step: train_step.c with the trainer's model_ops.c, libtrain's local exchange)
+psring_bench_allreduce_SOURCES = src/bench/allreduce.c src/bench/train_step.c src/train/model_ops.c
 psring_bench_allreduce_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-psring_bench_allreduce_LDADD = $(PSRING_CUDA_FIRST) src/ring/libring.a src/model/libmodel.a src/common/libcommon.a $(MPI_LIBS) $(BLAS_LIBS) -lpthread -lm
+psring_bench_allreduce_LDADD = $(PSRING_CUDA_FIRST) src/ring/libring.a src/train/libtrain.a src/model/libmodel.a \
+  src/data/libdata.a src/common/libcommon.a $(MPI_LIBS) $(BLAS_LIBS) -lpthread -lm $(PSRING_CUDA_LAST)
 EXTRA_DIST += src/bench/allreduce_cuda.c
 noinst_HEADERS += src/bench/allreduce_cuda.h
 # --device cuda where it cannot run (every build: a hidden GPU, or no CUDA at all)

@@ -31,14 +31,12 @@
 #include "ring_allreduce.h"
 #include "ring_shm.h"
 #include "half.h"
-#include "mpi_check.h"
+#include "common/mpi_check.h"
 #include "common/check.h"
 #include "common/timer.h"
+#include "common/timeline_hook.h"
 #include <assert.h>
 #include <string.h>
-
-/* --timeline hook (src/train/timeline.c); weak, so programs linked without libtrain still link */
-extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
 
 #define RING_TAG 0x52
 
@@ -240,10 +238,9 @@ static void ring_run(ring_t *r, float *buf, size_t count, int fp16, float scale)
         if (t + 1 < x.nsteps) post_send(&x, g + x.nch, lo, len, fp16 && t == n - 2);
     }
     mpiCheck(MPI_Waitall((int)x.total, r->sreq, MPI_STATUSES_IGNORE));
-    if (timeline_event) {   /* pipelined: the phases overlap by up to a window of chunks */
-        timeline_event("reduce-scatter", t_rs, t_ag);
-        timeline_event("allgather", t_ag, timer_now());
-    }
+    /* pipelined: the phases overlap by up to a window of chunks */
+    timeline_mark("reduce-scatter", t_rs, t_ag);
+    timeline_mark("allgather", t_ag, timer_now());
     if (scale != 1.0f) ring_scale(buf, scale, count);
 }
 

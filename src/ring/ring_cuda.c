@@ -21,7 +21,7 @@
  * segment (or straight into place), Isend from the buffer, add kernel after the wait. */
 #include "ring_cuda.h"
 #include "ring_allreduce.h"
-#include "mpi_check.h"
+#include "common/mpi_check.h"
 #include "model/cuda_check.h"
 #include "common/check.h"
 #include <dlfcn.h>

@@ -7,15 +7,15 @@
  * What it does not do: --overlap, --fp16, --stall-warn (options.c refuses them with --device cuda),
  * LARS on the device (refused here; the PS runs it on its servers). */
 #include "ring_cuda.h"
-#include "mpi_check.h"
+#include "common/mpi_check.h"
 #include "model/mlp_cuda.h"
-#include "train/exchange.h"
+#include "ring_exchange.h"
 #include "common/check.h"
 #include "common/timer.h"
+#include "common/timeline_hook.h"
 #include <stdio.h>
 #include <string.h>
 
-extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
 
 typedef struct {
     const exchange_ops_t *inner;  /* ring_exchange.c's ops; ex->impl stays theirs */
@@ -93,7 +93,7 @@ static int rd_step_device(exchange_t *ex, float *d_params, float *d_grads, size_
         mpiCheck(MPI_Barrier(d->comm));
         double tw1 = timer_now();
         ex->stats.wait_s += tw1 - tw;
-        if (timeline_event) timeline_event("wait", tw, tw1);
+        timeline_mark("wait", tw, tw1);
         allreduce_device(ex, d, d_grads, count);
         if (!d->sum) cuda_scale(d_grads, 1.0f / (float)ex->world_size, count);   /* --op average */
     }
@@ -104,7 +104,7 @@ static int rd_step_device(exchange_t *ex, float *d_params, float *d_grads, size_
     double t2 = timer_now();
     ex->stats.exchange_s += t1 - t0;
     ex->stats.optimizer_s += t2 - t1;
-    if (timeline_event) timeline_event("optimizer", t1, t2);
+    timeline_mark("optimizer", t1, t2);
     ex->stats.steps++;
     return 0;
 }
@@ -123,8 +123,8 @@ static void rd_free(exchange_t *ex) {
     inner_free(ex);   /* frees ex and finalises MPI */
 }
 
-exchange_t *exchange_ring_cuda_create(const options_t *o, size_t count) {
-    exchange_t *ex = exchange_ring_create(o, count);
+exchange_t *exchange_ring_cuda_create(const ring_config_t *c, size_t count) {
+    exchange_t *ex = exchange_ring_create(c, count);
     if (!ex) return NULL;
     if (!optim_cuda_supports(&ex->optim))
         die_input("--optimizer %s is not implemented for --device cuda with --topology ring (sgd and adam are; "
@@ -135,7 +135,7 @@ exchange_t *exchange_ring_cuda_create(const options_t *o, size_t count) {
     ringdev_t *d = xcalloc(1, sizeof *d);
     d->inner = ex->ops;
     d->ops = *ex->ops;
-    d->ops.name = o->allreduce == ALLREDUCE_NCCL ? "ring-nccl" : "ring";
+    d->ops.name = c->allreduce == ALLREDUCE_NCCL ? "ring-nccl" : "ring";
     d->ops.sync_params = rd_sync_params;
     d->ops.grad_ready = NULL;
     d->ops.state_get = rd_state_get;
@@ -145,14 +145,14 @@ exchange_t *exchange_ring_cuda_create(const options_t *o, size_t count) {
      * ring's shared-memory window (a collective allocation of the whole gradient on every rank) */
     d->ops.grads_alloc = NULL;
     d->ops.grads_free = NULL;
-    d->impl = o->allreduce;
-    d->sum = o->ring_op == RING_OP_SUM;
+    d->impl = c->allreduce;
+    d->sum = c->op == RING_OP_SUM;
     d->count = count;
     d->nstate = count * optim_state_per_param(&ex->optim);
     d->d_state = cuda_floats_alloc(d->nstate);
     d->h_state = cuda_host_alloc((d->nstate ? d->nstate : 1) * sizeof(float));
     mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &d->comm));
-    size_t chunk_bytes = (size_t)(o->chunk_kb > 0 ? o->chunk_kb : 0) * 1024;
+    size_t chunk_bytes = (size_t)(c->chunk_kb > 0 ? c->chunk_kb : 0) * 1024;
     if (d->impl == ALLREDUCE_RING) d->ring = ring_cuda_create(MPI_COMM_WORLD, count, chunk_bytes);
     if (d->impl == ALLREDUCE_MPI) d->h_stage = cuda_host_alloc((count ? count : 1) * sizeof(float));
     if (d->impl == ALLREDUCE_NCCL) {

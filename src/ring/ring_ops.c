@@ -25,15 +25,14 @@
  * the local roots (the only traffic that crosses hosts: 2 (H-1)/H n per host link instead of the
  * flat ring's 2 (N-1)/N n at every host boundary), MPI_Bcast from local rank 0. */
 #include "ring_ops.h"
-#include "mpi_check.h"
+#include "common/mpi_check.h"
 #include "common/check.h"
 #include "common/timer.h"
+#include "common/timeline_hook.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
 
 #define ADASUM_TAG 0x41
 
@@ -147,7 +146,7 @@ void adasum_allreduce(adasum_t *a, float *buf, size_t count) {
         sendrecv(a, buf + lo, hi - lo, buf + olo, ohi - olo, peer);
         lo = plo; hi = phi;
     }
-    if (timeline_event) timeline_event("adasum", t0, timer_now());
+    timeline_mark("adasum", t0, timer_now());
 }
 
 /* ---------------------------------------------------------------- hierarchical */
@@ -220,9 +219,7 @@ void hier_allreduce(hier_t *h, float *buf, size_t count) {
         if (h->local_rank == 0) h->bytes_sent += nb * (uint64_t)(h->local_size - 1);
         else h->bytes_recv += nb;
     }
-    if (timeline_event) {
-        timeline_event("host-reduce", t0, t1);
-        timeline_event("cross-host-ring", t1, t2);
-        timeline_event("host-bcast", t2, timer_now());
-    }
+    timeline_mark("host-reduce", t0, t1);
+    timeline_mark("cross-host-ring", t1, t2);
+    timeline_mark("host-bcast", t2, timer_now());
 }

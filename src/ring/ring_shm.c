@@ -60,17 +60,15 @@
  * Waiting spins briefly, then sched_yield()s: with 4 ranks on 2 cores the rank being waited for
  * needs the core. A rank that dies makes mpirun end the job (SIGTERM reaches the spinners too). */
 #include "ring_shm.h"
-#include "mpi_check.h"
+#include "common/mpi_check.h"
 #include "common/check.h"
 #include "common/timer.h"
+#include "common/timeline_hook.h"
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* --timeline hook (src/train/timeline.c); weak, so programs linked without libtrain still link */
-extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
 
 /* the accumulator: small enough that it stays in L1 between the N loads and the N stores */
 #define SHM_PIECE 4096
@@ -267,10 +265,8 @@ int ring_shm_allreduce(ring_t *r, float *buf, size_t count, float scale) {
     const double t2 = timer_now();
     atomic_store_explicit(&me->c, base + 2, memory_order_release);
     wait_all(r, base + 2, 0);
-    if (timeline_event) {
-        timeline_event("shm-entry", t0, t1);
-        timeline_event("reduce+store", t1, t2);
-        timeline_event("shm-exit", t2, timer_now());
-    }
+    timeline_mark("shm-entry", t0, t1);
+    timeline_mark("reduce+store", t1, t2);
+    timeline_mark("shm-exit", t2, timer_now());
     return 1;
 }

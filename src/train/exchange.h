@@ -9,16 +9,21 @@
  *   ps     (src/ps/ps_exchange.c)        push gradient shards to the servers, which run the
  *                                        optimizer on their key range; pull the new parameters
  *
+ * This header is the whole of what src/ring and src/ps see of the trainer: each topology takes
+ * its own configuration (ring_config.h, ps_config.h), which src/train/exchange_create.c builds
+ * from the command line, so no topology reads the trainer's options.
+ *
  * Counts are in elements (floats), never bytes. The optimizer state (momentum) belongs to the
  * exchange because in the PS it lives on the servers. All functions return 0 on success; on a
  * failure the exchange prints one line naming what failed (peer rank, endpoint) and returns -1,
  * or exits the job itself when a peer died (no hang). */
 #ifndef PSRING_EXCHANGE_H
 #define PSRING_EXCHANGE_H
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "options.h"
-#include "../model/optim.h"
+#include <stdio.h>
+#include "model/optim.h"
 
 typedef struct exchange exchange_t;
 
@@ -31,12 +36,27 @@ typedef struct {
     double optimizer_s;       /* time running the optimizer (on a PS: the servers' apply time, reported back at finish) */
     uint64_t bytes_sent;      /* payload bytes this worker sent */
     uint64_t bytes_recv;      /* payload bytes this worker received */
-    uint64_t bytes_per_server;/* PS only: bytes in+out of the busiest server, 0 elsewhere */
     long steps;               /* step() calls */
-    double staleness_mean;    /* PS async/ssp: observed staleness (clocks), -1 where n/a */
-    int staleness_max;
-    int lost_workers;         /* PS async: workers that died and were dropped */
-} exchange_stats_t;
+} exchange_stats_t;   /* what every topology measures; the rest each reports itself (report) */
+
+/* The trainer's CSV row (metrics.h) as an exchange sees it: report() names its columns and
+ * their values through set, so the trainer never asks which topology it runs. */
+typedef struct exchange_report {
+    void (*set)(struct exchange_report *r, const char *column, const char *value);
+    void *row;
+} exchange_report_t;
+
+/* printf into column (at most 255 characters) */
+static inline void exchange_report_set(exchange_report_t *r, const char *column, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline void exchange_report_set(exchange_report_t *r, const char *column, const char *fmt, ...) {
+    char v[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    r->set(r, column, v);
+}
 
 typedef struct {
     const char *name;
@@ -79,6 +99,9 @@ typedef struct {
      * (collective, before free). */
     float *(*grads_alloc)(exchange_t *ex, size_t count);
     void (*grads_free)(exchange_t *ex, float *grads);
+    /* Optional (may be NULL): after finish, on worker 0, this topology's own CSV columns
+     * (ring: allreduce, op, ...; ps: sync, servers, ...), see metrics.c for the names. */
+    void (*report)(exchange_t *ex, exchange_report_t *r);
 } exchange_ops_t;
 
 struct exchange {
@@ -98,17 +121,9 @@ struct exchange {
                             * the GPU ring), NULL on the CPU */
 };
 
-/* Builds the exchange for o->topology (starting MPI where the topology needs it), for a model
- * of count parameters. Returns NULL after printing why. */
-exchange_t *exchange_create(const options_t *o, size_t count);
-void exchange_free(exchange_t *ex);
-
-/* constructors, one per topology folder; exchange_create dispatches to them */
-exchange_t *exchange_local_create(const options_t *o, size_t count);
-exchange_t *exchange_ring_create(const options_t *o, size_t count);
-exchange_t *exchange_ps_create(const options_t *o, size_t count);
-/* --device cuda (--with-cuda builds): local and ring with step_device; the PS stages */
-exchange_t *exchange_local_cuda_create(const options_t *o, size_t count);
-exchange_t *exchange_ring_cuda_create(const options_t *o, size_t count);
+/* ops->free, which every exchange has */
+static inline void exchange_free(exchange_t *ex) {
+    if (ex && ex->ops && ex->ops->free) ex->ops->free(ex);
+}
 
 #endif

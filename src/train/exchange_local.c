@@ -1,6 +1,6 @@
 /* exchange_local.c: the one-process "topology": the gradient is already the global mean, so a
  * step is just the optimizer. It is the reference the ring and PS are tested against. */
-#include "exchange.h"
+#include "exchange_create.h"
 #include "../common/check.h"
 #include "../common/timer.h"
 #include <stdlib.h>
@@ -45,6 +45,7 @@ static void local_free(exchange_t *ex) {
     free(ex);
 }
 
+/* the exchange ops (exchange.h): every topology fills this same table, hence the same shape */
 static const exchange_ops_t local_ops = {
     .name = "local",
     .sync_params = local_sync_params,
@@ -58,19 +59,12 @@ static const exchange_ops_t local_ops = {
     .free = local_free,
 };
 
-exchange_t *exchange_local_create(const options_t *o, size_t count) {
+exchange_t *exchange_local_create(const optim_config_t *optim, size_t count) {
     exchange_t *ex = xcalloc(1, sizeof *ex);
     local_t *l = xcalloc(1, sizeof *l);
-    ex->ops = &local_ops;
-    ex->rank = 0;
-    ex->world_size = 1;
-    ex->local_rank = 0;
-    ex->is_worker = 1;
-    ex->process_rank = 0;
-    ex->process_count = 1;
-    ex->optim = options_optim_config(o);
-    ex->stats.staleness_mean = -1;
-    ex->step_clears_grads = 1;
+    /* rank 0 of 1, everywhere */
+    *ex = (exchange_t){ .ops = &local_ops, .world_size = 1, .is_worker = 1, .process_count = 1,
+                        .optim = *optim, .step_clears_grads = 1 };
     l->count = count;
     l->state = xcalloc(count * optim_state_per_param(&ex->optim), sizeof(float));
     ex->impl = l;

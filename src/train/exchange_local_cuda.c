@@ -2,13 +2,13 @@
  * step_device added, which runs the optimizer as a GPU kernel on device parameters, gradients and
  * state (the gradient cleared in the same pass, as the CPU path does). Checkpoints copy the state
  * between the device and the host. Not here: LARS on the device (refused with exit 2). */
-#include "exchange.h"
+#include "exchange_create.h"
 #include "model/mlp_cuda.h"
 #include "common/check.h"
 #include "common/timer.h"
+#include "common/timeline_hook.h"
 #include <stdlib.h>
 
-extern void timeline_event(const char *name, double t0, double t1) __attribute__((weak));
 
 typedef struct {
     const exchange_ops_t *inner;
@@ -65,8 +65,8 @@ static void ld_free(exchange_t *ex) {
     inner_free(ex);
 }
 
-exchange_t *exchange_local_cuda_create(const options_t *o, size_t count) {
-    exchange_t *ex = exchange_local_create(o, count);
+exchange_t *exchange_local_cuda_create(const optim_config_t *optim, size_t count) {
+    exchange_t *ex = exchange_local_create(optim, count);
     if (!ex) return NULL;
     if (!optim_cuda_supports(&ex->optim))
         die_input("--optimizer %s is not implemented for --device cuda with --topology local (sgd and adam are)",

@@ -4,12 +4,12 @@ src_train_libtrain_a_SOURCES = src/train/options.c src/train/metrics.c src/train
   src/train/exchange_local.c src/train/timeline.c
 src_train_libtrain_a_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 noinst_HEADERS += src/train/options.h src/train/exchange.h src/train/checkpoint.h src/train/metrics.h \
-  src/train/timeline.h
+  src/train/timeline.h src/train/exchange_create.h
 
 bin_PROGRAMS += psring-train
-# exchange.c (the topology factory) sits in the program, not the library: it references every
+# exchange_create.c (the topology factory) sits in the program, not the library: it references every
 # topology library, which in turn uses libtrain, and static libraries link in one pass.
-psring_train_SOURCES = src/train/train.c src/train/exchange.c src/train/model_ops.c
+psring_train_SOURCES = src/train/train.c src/train/exchange_create.c src/train/model_ops.c
 psring_train_CFLAGS = $(AM_CFLAGS)
 # topology libraries first: they depend on train/model/data/common; the GPU libraries (empty
 # without CUDA, see src/ring/local.mk) before them, CUDA's own after everything

@@ -162,20 +162,12 @@ void options_usage(FILE *f) {
 "  -h, --help                 this text\n", f);
 }
 
+/* each module names its own enum (optim_kind_name, ps_sync_name): the same shape by design */
 const char *topology_name(topology_t t) {
     switch (t) {
     case TOPO_LOCAL: return "local";
     case TOPO_RING: return "ring";
     case TOPO_PS: return "ps";
-    }
-    return "?";
-}
-
-const char *sync_name(sync_mode_t s) {
-    switch (s) {
-    case SYNC_BSP: return "bsp";
-    case SYNC_ASYNC: return "async";
-    case SYNC_SSP: return "ssp";
     }
     return "?";
 }
@@ -250,6 +242,8 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
         const char *name = optind > 1 && optind - 1 < argc ? argv[optind - 1] : "?";
+        /* one case per flag, each with its own bounds and message: the cases share a shape by
+         * design (a table of flags would hide what each one checks) */
         switch (c) {
         case OPT_TOPOLOGY:
             if (!strcmp(optarg, "local")) o->topology = TOPO_LOCAL;
@@ -365,9 +359,11 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         case OPT_STALENESS:
             if (parse_long(optarg, 0, 1 << 20, &v)) FAIL("--staleness must be an integer >= 0: got '%s'", optarg);
             o->staleness = (int)v; break;
-        case OPT_TRANSPORT:
-            if (strcmp(optarg, "tcp") && strcmp(optarg, "ipc")) FAIL("--transport must be tcp or ipc: got '%s'", optarg);
+        case OPT_TRANSPORT: {
+            ps_transport_t t;   /* the PS's own parser: one definition of the valid values */
+            if (ps_transport_parse(optarg, &t) != 0) FAIL("--transport must be tcp or ipc: got '%s'", optarg);
             strcpy(o->transport, optarg); break;
+        }
         case OPT_BIND:
             if (!optarg[0] || copy_str(o->bind, sizeof o->bind, optarg)) FAIL("--bind needs an address (e.g. 127.0.0.1 or 10.0.0.5)");
             break;
@@ -542,3 +538,5 @@ optim_config_t options_optim_config(const options_t *o) {
     if (optim_set_layout(&c, o->sizes, o->nsizes) != 0) c.nseg = 0;
     return c;
 }
+
+void options_defaults(options_t *o) { defaults(o); }

@@ -1,6 +1,7 @@
 /* options.h: every psring-train flag in one struct, parsed with getopt_long and validated in one
  * place, so bad input always gets one clear line and exit code 2 before any process talks to
- * another. Topology code reads the fields it needs; it never parses argv itself. */
+ * another. The topologies never see this struct: exchange_create.c builds each one's own
+ * configuration (ring_config_t, ps_config_t) from it. */
 #ifndef PSRING_OPTIONS_H
 #define PSRING_OPTIONS_H
 #include <stdio.h>
@@ -9,12 +10,11 @@
 #include "../model/mlp.h"
 #include "../model/optim.h"
 #include "../data/sampler.h"
+#include "ring/ring_config.h"   /* allreduce_impl_t, ring_op_t */
+#include "ps/ps_config.h"       /* sync_mode_t */
 
 typedef enum { TOPO_LOCAL, TOPO_RING, TOPO_PS } topology_t;
-typedef enum { ALLREDUCE_RING, ALLREDUCE_MPI, ALLREDUCE_NCCL } allreduce_impl_t;   /* nccl: --device cuda only */
-typedef enum { RING_OP_AVERAGE, RING_OP_SUM, RING_OP_ADASUM } ring_op_t;
 typedef enum { DEVICE_CPU, DEVICE_CUDA } device_t;
-typedef enum { SYNC_BSP, SYNC_ASYNC, SYNC_SSP } sync_mode_t;
 typedef enum { SCALING_WEAK, SCALING_STRONG } scaling_t;
 
 typedef struct {
@@ -77,11 +77,13 @@ typedef struct {
     int ps_chunk_kb;         /* --ps-chunk-kb: PS bsp push/reply slice in KiB, 0 = whole shards */
 } options_t;
 
+/* Every field at its default, as options_parse starts (the benchmarks' model of a training step
+ * uses it to run psring-train's defaults without a command line). */
+void options_defaults(options_t *o);
 /* Returns 0 ok, 1 when --help was printed, 2 on bad input (the message is in err). */
 int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen);
 void options_usage(FILE *f);
 const char *topology_name(topology_t t);
-const char *sync_name(sync_mode_t s);
 /* 64-bit hash of every option that must agree across ranks (layers, batch, seed, lr, ...),
  * compared at start-up so mismatched command lines fail fast instead of hanging. */
 uint64_t options_fingerprint(const options_t *o);

@@ -22,11 +22,16 @@
 #include "model/optim.h"
 #include "model/blas.h"
 #include "train/options.h"
-#include "train/exchange.h"
+#include "train/exchange_create.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"
 #include "train/timeline.h"
 #include "train/model_ops.h"
+
+/* exchange.h's report() into the CSV row */
+static void report_column(exchange_report_t *rep, const char *column, const char *value) {
+    metrics_set(rep->row, column, "%s", value);
+}
 
 /* per-phase wall time of this worker, seconds */
 typedef struct { double data, compute, train_total; } phase_times_t;
@@ -311,31 +316,11 @@ int main(int argc, char **argv) {
         if (o.csv[0]) {
             metrics_row_t r;
             metrics_row_init(&r);
-            int ring = o.topology == TOPO_RING, ps = o.topology == TOPO_PS;
             metrics_set(&r, "topology", "%s", topology_name(o.topology));
-            if (ring) {
-                static const char *const allreduce_names[] = {"ring", "mpi", "nccl"};
-                static const char *const op_names[] = {"average", "sum", "adasum"};
-                metrics_set(&r, "allreduce", "%s", allreduce_names[o.allreduce]);
-                metrics_set(&r, "op", "%s", op_names[o.ring_op]);
-                metrics_set(&r, "hierarchical", "%d", o.hierarchical);
-            }
-            if (ps) {
-                metrics_set(&r, "sync", "%s", sync_name(o.sync));
-                if (o.sync == SYNC_SSP) metrics_set(&r, "staleness", "%d", o.staleness);
-                metrics_set(&r, "servers", "%d", o.servers);
-                metrics_set(&r, "transport", "%s", o.transport);
-                metrics_set(&r, "bytes_per_server", "%llu", (unsigned long long)ex->stats.bytes_per_server);
-                if (ex->stats.staleness_mean >= 0) {
-                    metrics_set(&r, "staleness_mean", "%.3f", ex->stats.staleness_mean);
-                    metrics_set(&r, "staleness_max", "%d", ex->stats.staleness_max);
-                }
-                metrics_set(&r, "lost_workers", "%d", ex->stats.lost_workers);
-            }
             metrics_set(&r, "workers", "%d", N);
             metrics_set(&r, "device", "%s", o.device == DEVICE_CUDA ? "cuda" : "cpu");
-            if (ring || ps) metrics_set(&r, "fp16", "%d", o.fp16);
-            if (ring) metrics_set(&r, "overlap", "%d", o.overlap);
+            exchange_report_t rep = { report_column, &r };   /* the topology's own columns */
+            if (ex->ops->report) ex->ops->report(ex, &rep);
             metrics_set(&r, "accumulate", "%d", K);
             metrics_set(&r, "optimizer", "%s", optim_kind_name(o.optimizer));
             metrics_set(&r, "sampler", "%s", sampler_kind_name(o.sampler));

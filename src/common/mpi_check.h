@@ -1,5 +1,5 @@
-/* mpi_check.h: mpiCheck(call) for every MPI call in src/ring and src/bench/allreduce.c.
- * A failed MPI call prints "psring: file:line: <call>: <MPI_Error_string> (rank R)" and aborts the
+/* mpi_check.h: mpiCheck(call), the one check for every MPI call in psring (src/ring, src/ps,
+ * src/bench, tests). A failed MPI call prints "psring: file:line: <call>: <MPI_Error_string> (rank R)" and aborts the
  * whole job with MPI_Abort: a collective that failed on one rank cannot be resumed by the others,
  * and aborting is what keeps them from hanging. It does not install error handlers by itself:
  * communicators that should report (rather than abort inside MPI) get MPI_ERRORS_RETURN from

@@ -1,0 +1,107 @@
+/* server_impl.h: one parameter-server shard's state, shared by the files that make it up (not a
+ * public header; the public one is server.h):
+ *   server.c            lifecycle, message validation and dispatch, peer liveness, the poll loop
+ *   server_transport.c  the ROUTER socket, --ps-auth (ZAP handler, handshake monitor), --bind
+ *                       resolution, sending and receiving frames
+ *   server_rounds.c     the consistency rules: bsp rounds and slices, async/ssp applies, clocks
+ *   server_stats.c      staleness, the metrics average service, reports, --stall-warn naming */
+#ifndef PSRING_PS_SERVER_IMPL_H
+#define PSRING_PS_SERVER_IMPL_H
+#include "server.h"
+#include "wire.h"
+#include "auth.h"
+#include "zcheck.h"
+#include "../common/stall.h"
+#include <stdatomic.h>
+
+#define PS_FLAG_F16 1u     /* PULL / DONE: answer parameters as half */
+#define AVG_MAX 64
+
+struct ps_server {
+    ps_server_config_t c;
+    void *sock;
+    size_t lo, len, spp;
+    float *params, *state, *acc;
+    uint16_t *half;
+    uint64_t generation;              /* INIT and STATE_SET applied so far */
+    /* per worker */
+    double *last_heard;
+    uint64_t *clock;
+    uint8_t *lost, *done, *bye, *pushed, *f16, *pend_reply, *avg_in, *logged;
+    uint64_t *pend_pull;              /* generation wanted + 1, 0 = none */
+    int nlost;
+    /* bsp round, per slice k of the shard (--ps-chunk-kb; one slice = the whole shard): the first
+     * push of slice k is held as is (no copy) until the second arrives; slice k is applied and
+     * answered as soon as every worker's slice k is in */
+    size_t ck;                        /* slice length in elements (the last may be shorter) */
+    int nck;
+    zmq_msg_t *held;
+    uint8_t *have_held, *held_half;
+    int *ck_pushed;                   /* pushes of slice k this round */
+    uint8_t *got;                     /* [w * nck + k]: worker w's slice k arrived this round */
+    int *w_slices;                    /* slices worker w pushed this round */
+    int ck_done, round_msgs;          /* slices applied, pushes handled in this round */
+    atomic_int *ck_inflight;          /* zero-copy replies out of slice k's params/half */
+    uint64_t round;
+    int npushed;                      /* workers that pushed anything this round */
+    float round_lr;
+    /* metrics average (server 0) */
+    int avg_n, avg_count;
+    double avg_sum[AVG_MAX];
+    int stats_sent;
+    /* report */
+    double apply_s;
+    uint64_t bytes_in, bytes_out, rejected, updates;
+    uint64_t hist[PS_HIST], stale_n, stale_max, clock_gap;
+    double stale_sum;
+    int fatal;
+    /* --stall-warn: when each worker last pushed, when the current bsp round began, who was named */
+    double *last_push, round_t0;
+    stall_watch_t stall;
+    /* bsp wait accounting: when each push of the round was handled, the round's push-handling
+     * time at that moment, and the idle wait sent back in the PARAMS header's lr field */
+    double *push_ready, *push_busy, *push_wait, round_busy;
+    /* --ps-auth: ZAP handler (REP) and handshake monitor (PAIR), polled by the server loop */
+    void *zap, *mon;
+    uint8_t client_key[32];
+    uint64_t auth_refused;
+};
+
+/* server.c */
+int server_worker_live(const ps_server_t *s, int w);
+/* counts a malformed message; names its sender once */
+void server_reject(ps_server_t *s, int w, int err, const ps_header_t *h);
+
+/* server_transport.c */
+void server_transport_open(ps_server_t *s, void *zctx, const char *endpoint, char *bound, size_t boundlen);
+ps_header_t server_header(ps_server_t *s, int type, int dtype, uint64_t count);
+void server_send_header(ps_server_t *s, int w, const ps_header_t *h, int more);
+void server_send_ctrl(ps_server_t *s, int w, int type);
+void server_send_copy(ps_server_t *s, int w, ps_header_t *h, const void *a, size_t bytes);
+void server_send_params(ps_server_t *s, int w, uint64_t clock);
+void server_send_params_all(ps_server_t *s, int sl, uint64_t clock, int with_wait);
+int server_recv_one(ps_server_t *s);      /* receives and handles one message; 0 when none waited */
+void server_serve_zap(ps_server_t *s);
+void server_read_monitor(ps_server_t *s);
+
+/* server_rounds.c */
+void server_wait_counter(ps_server_t *s, atomic_int *c);
+void server_wait_inflight(ps_server_t *s);
+void server_slice_range(const ps_server_t *s, int k, size_t *off, size_t *n);
+void server_state_convert(const ps_server_t *s, float *slices, float *shard, int to_slices);
+uint64_t server_global_clock(const ps_server_t *s);
+void server_release_pulls(ps_server_t *s);
+void server_release_ssp(ps_server_t *s);
+void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *payload);
+
+/* server_stats.c */
+void server_record_staleness(ps_server_t *s, uint64_t read_clock);
+void server_finish_avg(ps_server_t *s);
+void server_send_stats(ps_server_t *s);
+void server_check_stalls(ps_server_t *s, double now);
+
+/* the message handler, called by server_recv_one (server.c) */
+void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg_t *payload,
+                   int have_payload, int extra_frames);
+
+#endif
