@@ -110,7 +110,8 @@ void options_usage(FILE *f) {
 "  --scaling weak|strong      weak: --batch per worker; strong: --batch global, split (default weak)\n"
 "  --epochs E                 epochs (default 10)\n"
 "  --steps N                  stop after N optimizer steps in total (default: no cap)\n"
-"  --lr X                     learning rate for --batch samples (default 0.02)\n"
+"  --lr X                     learning rate for --batch samples (default by --optimizer: sgd\n"
+"                             0.02, adam 0.001 as torch.optim.Adam, lars 1)\n"
 "  --lr-scale linear|none     scale lr by global batch / --batch (Goyal et al.) (default linear)\n"
 "  --warmup-epochs X          ramp lr from --lr to the scaled lr over X epochs (default 0)\n"
 "  --optimizer sgd|adam|lars  torch.optim.SGD, torch.optim.Adam (L2 decay), LARS (default sgd)\n"
@@ -186,7 +187,7 @@ static void defaults(options_t *o) {
     strcpy(o->layers_spec, "784,512,256,10");
     o->batch = 64;
     o->epochs = 10;
-    o->lr = 0.02f;
+    o->lr = 0;   /* 0 = not given: optim_default_lr of the --optimizer once all flags are read */
     o->momentum = 0.9f;
     o->weight_decay = 0.0f;
     o->seed = 42;
@@ -440,6 +441,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         }
     }
     if (optind < argc) FAIL("unexpected argument '%s' (see --help)", argv[optind]);
+    if (o->lr == 0) o->lr = optim_default_lr(o->optimizer);
 
     char lerr[256];
     o->nsizes = mlp_parse_layers(o->layers_spec, o->sizes, MLP_MAX_SIZES, lerr, sizeof lerr);
