@@ -6,6 +6,9 @@ tests_test_train_LDADD = src/train/libtrain.a src/model/libmodel.a src/data/libd
   $(CHECK_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lm
 TESTS += tests/test_train tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
 EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
+# the launcher validates options once before mpirun (--check-options)
+TESTS += tests/launcher_cli.sh
+EXTRA_DIST += tests/launcher_cli.sh
 # --optimizer adam|lars on every topology, resume, bad values (and --sampler's)
 TESTS += tests/optim_equivalence.sh
 EXTRA_DIST += tests/optim_equivalence.sh

@@ -21,6 +21,7 @@ enum {
     OPT_RING_OP, OPT_AUTOTUNE, OPT_AUTOTUNE_LOG, OPT_HIERARCHICAL,
     OPT_TIMELINE, OPT_STALL_WARN, OPT_PS_AUTH, OPT_DEVICE,
     OPT_OPTIMIZER, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_LARS_ETA, OPT_SAMPLER, OPT_PS_CHUNK_KB,
+    OPT_CHECK_OPTIONS,
 };
 
 static const struct option long_opts[] = {
@@ -78,6 +79,7 @@ static const struct option long_opts[] = {
     {"eps", required_argument, 0, OPT_EPS},
     {"lars-eta", required_argument, 0, OPT_LARS_ETA},
     {"sampler", required_argument, 0, OPT_SAMPLER},
+    {"check-options", no_argument, 0, OPT_CHECK_OPTIONS},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -160,6 +162,8 @@ void options_usage(FILE *f) {
 "  --stall-warn SEC           name a rank that makes no progress for SEC s (ring: rank 0, ps: server 0)\n"
 "Testing\n"
 "  --slow-rank R --slow-ms M  worker R sleeps M ms per step (stragglers, SSP tests)\n"
+"  --check-options            validate the options and exit: 0, or 2 with the one-line error; starts\n"
+"                             no MPI (psring runs it once before mpirun starts N ranks)\n"
 "  -h, --help                 this text\n", f);
 }
 
@@ -431,6 +435,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
             if (o->device == DEVICE_CUDA) FAIL("psring was built without CUDA (configure --with-cuda)");
 #endif
             break;
+        case OPT_CHECK_OPTIONS: o->check_options = 1; break;
         case 'h':
             options_usage(stdout);
             return 1;

@@ -75,6 +75,7 @@ typedef struct {
     float lars_eta;          /* LARS trust coefficient */
     sampler_kind_t sampler;  /* --sampler */
     int ps_chunk_kb;         /* --ps-chunk-kb: PS bsp push/reply slice in KiB, 0 = whole shards */
+    int check_options;       /* --check-options: validate and exit, no MPI (the launcher's pre-check) */
 } options_t;
 
 /* Returns 0 ok, 1 when --help was printed, 2 on bad input (the message is in err). */
