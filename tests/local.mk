@@ -16,8 +16,9 @@ EXTRA_DIST += tests/optim_equivalence.sh
 TESTS += tests/cluster_updown.sh tests/cluster_losses.sh
 EXTRA_DIST += tests/cluster_common.sh tests/cluster_updown.sh tests/cluster_losses.sh
 # psring --inject-latency-us: an LD_PRELOAD shim (experiments/inject-latency.c), built as a
-# "program" named .so so that automake makes a shared object without libtool
-noinst_PROGRAMS = libpsring-inject.so
+# "program" named .so so that automake makes a shared object without libtool; installed beside
+# the helpers, where the launcher looks for it
+pkglibexec_PROGRAMS = libpsring-inject.so
 libpsring_inject_so_SOURCES = experiments/inject-latency.c
 libpsring_inject_so_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS) -fPIC
 libpsring_inject_so_LDFLAGS = -shared
