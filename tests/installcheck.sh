@@ -23,15 +23,19 @@ if [[ -z ${PSRING_INSTALLCHECK_HIDDEN:-} ]]; then
   # the installed files must not name the trees (the launcher's helper folder above all)
   libexec=$(sed -n "s/^libexec_dir='\(.*\)'$/\1/p" "$P")
   [[ -n $libexec && -x $libexec/sweep ]] || fail "$P does not name an installed helper folder (libexec_dir: '$libexec')"
-  for t in "$src" "$build"; do
-    t=$(cd "$t" && pwd)
-    grep -rlIF "$t/" "$P" "$libexec" 2>/dev/null | grep -q . && fail "installed scripts name the tree $t: $(grep -rlIF "$t/" "$P" "$libexec" | head -3)"
+  # (the install itself may lie inside a tree: make distcheck installs into the unpacked tarball)
+  src=$(cd "$src" && pwd) build=$(cd "$build" && pwd) inside=0
+  [[ $(cd "$bin" && pwd)/ == "$build"/* ]] && inside=1
+  tree=("$src/experiments/" "$src/data/")
+  ((inside)) || tree+=("$build/")
+  for t in "${tree[@]}"; do
+    grep -rlIF "$t" "$P" "$libexec" 2>/dev/null | grep -q . && fail "installed scripts name $t: $(grep -rlIF "$t" "$P" "$libexec" | head -3)"
   done
   # root: hide the source tree's experiments/ and launcher, and the build tree (unless the install
   # is inside it), in a private mount namespace
   if [[ $(id -u) -eq 0 ]] && unshare -m true 2>/dev/null; then
     hide=("$src/experiments")
-    [[ $(cd "$bin" && pwd)/ == "$(cd "$build" && pwd)"/* ]] || hide+=("$build")
+    ((inside)) || hide+=("$build")
     export PSRING_INSTALLCHECK_HIDDEN=1 MNIST_DIR=$mnist
     exec unshare -m bash -c 'f=$1; shift; mount --bind /dev/null "$f/psring" || exit 1
       for d in "$@"; do mount -t tmpfs -o size=1m,ro psring-hidden "$d" || exit 1; done
@@ -46,10 +50,10 @@ trap '((cluster_up)) && "$P" cluster down >/dev/null 2>&1; rm -rf "$W"' EXIT
 cp "$src/tests/fixtures/calibration.csv" "$W/calibration.csv" || fail "no tests/fixtures/calibration.csv"
 cd "$W" || fail "cd $W"
 unset PSRING_BUILDDIR PSRING_LAUNCHER PSRING_DATADIR TOP_BUILDDIR TOP_SRCDIR
-export PATH="$bin:/usr/local/bin:/usr/bin:/bin" OMPI_MCA_rmaps_base_oversubscribe=1
+export PATH="$bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" OMPI_MCA_rmaps_base_oversubscribe=1
 
 # run NAME CMD...: must exit 0; output kept in NAME.out
-run() { local n=$1; shift; "$@" >"$n.out" 2>&1 || { tail -20 "$n.out"; fail "$n: '$*' exited $?"; }; }
+run() { local n=$1 rc=0; shift; "$@" >"$n.out" 2>&1 || rc=$?; ((rc == 0)) || { tail -20 "$n.out"; fail "$n: '$*' exited $rc"; }; }
 
 for c in "" train "bench allreduce" "bench ps" "bench gemm" sweep plot model summary cluster get-mnist faults \
          valgrind-check keygen; do
@@ -95,13 +99,14 @@ else
   say "sweep of 2 runs, model --compare, summary (plot skipped: no gnuplot)"
 fi
 
-if [[ $(id -u) -eq 0 ]] && ip netns add psring-ic-probe.$$ 2>/dev/null; then
+if [[ $(id -u) -eq 0 ]] && command -v tc >/dev/null && ip netns add psring-ic-probe.$$ 2>/dev/null; then
   ip netns del psring-ic-probe.$$
   exec 9>/run/psring-cluster-test.lock && flock -w 300 9 || fail "the cluster test lock stayed taken for 300 s"
   if [[ -e /run/psring-cluster/state ]]; then
     say "SKIP cluster: an emulated cluster is already up (not touching it)"
   else
     cluster_up=1
+    export PSRING_CLUSTER_OWNER="test:$$"   # a killed check's cluster is the cluster tests' to remove
     run cluster-up "$P" cluster up 2
     run train-cluster "$P" train --cluster -np 2 --topology ring "${tiny[@]}"
     run cluster-down "$P" cluster down
@@ -110,6 +115,6 @@ if [[ $(id -u) -eq 0 ]] && ip netns add psring-ic-probe.$$ 2>/dev/null; then
     say "cluster up 2, train --cluster -np 2, cluster down"
   fi
 else
-  say "SKIP cluster: needs root and network namespaces"
+  say "SKIP cluster: needs root, tc and network namespaces"
 fi
 say "PASS: the installed psring in $bin works on its own"
