@@ -15,7 +15,7 @@ EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_s
 # waits that sleep for time-dilated emulated hosts (experiments/sleep-wait.c; psring --cluster
 # preloads it when the cluster was brought up with --dilation): a shared object like the
 # latency shim in tests/local.mk
-noinst_PROGRAMS += libpsring-sleepwait.so
+pkglibexec_PROGRAMS += libpsring-sleepwait.so
 libpsring_sleepwait_so_SOURCES = experiments/sleep-wait.c
 libpsring_sleepwait_so_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -fPIC
 libpsring_sleepwait_so_LDFLAGS = -shared

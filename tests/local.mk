@@ -12,6 +12,9 @@ EXTRA_DIST += tests/src_layers.sh
 # each exchange's own CSV columns (exchange.h report), for local, ring and ps
 TESTS += tests/train_csv_columns.sh
 EXTRA_DIST += tests/train_csv_columns.sh
+# the launcher validates options once before mpirun (--check-options)
+TESTS += tests/launcher_cli.sh
+EXTRA_DIST += tests/launcher_cli.sh
 # --optimizer adam|lars on every topology, resume, bad values (and --sampler's)
 TESTS += tests/optim_equivalence.sh tests/ring_bytes.sh
 EXTRA_DIST += tests/optim_equivalence.sh tests/ring_bytes.sh
@@ -19,8 +22,9 @@ EXTRA_DIST += tests/optim_equivalence.sh tests/ring_bytes.sh
 TESTS += tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh
 EXTRA_DIST += tests/cluster_common.sh tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh
 # psring --inject-latency-us: an LD_PRELOAD shim (experiments/inject-latency.c), built as a
-# "program" named .so so that automake makes a shared object without libtool
-noinst_PROGRAMS = libpsring-inject.so
+# "program" named .so so that automake makes a shared object without libtool; installed beside
+# the helpers, where the launcher looks for it
+pkglibexec_PROGRAMS = libpsring-inject.so
 libpsring_inject_so_SOURCES = experiments/inject-latency.c
 libpsring_inject_so_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS) -fPIC
 libpsring_inject_so_LDFLAGS = -shared

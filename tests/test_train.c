@@ -102,6 +102,28 @@ START_TEST(test_options_good) {
 }
 END_TEST
 
+/* without --lr each optimizer starts from its own default; a given --lr wins in any order */
+static const struct { const char *line; float lr; } lr_defaults[] = {
+    {"", 0.02f},
+    {"--optimizer sgd", 0.02f},
+    {"--optimizer adam", 0.001f},
+    {"--optimizer lars", 1.0f},
+    {"--optimizer adam --lr 0.05", 0.05f},
+    {"--lr 0.3 --optimizer adam", 0.3f},
+    {"--lr 0.01 --optimizer lars", 0.01f},
+};
+
+START_TEST(test_options_lr_default) {
+    make_tmpdir();
+    options_t o;
+    char err[512] = "";
+    ck_assert_msg(parse_line(&o, lr_defaults[_i].line, err, sizeof err) == 0, "'%s': %s", lr_defaults[_i].line, err);
+    ck_assert_msg(o.lr == lr_defaults[_i].lr, "'%s': lr %g, expected %g", lr_defaults[_i].line, o.lr, lr_defaults[_i].lr);
+    ck_assert_msg(options_optim_config(&o).lr == lr_defaults[_i].lr, "'%s': the optimizer got another lr", lr_defaults[_i].line);
+    remove_tmpdir();
+}
+END_TEST
+
 START_TEST(test_options_missing_data) {
     options_t o;
     char err[512] = "";
@@ -293,6 +315,7 @@ static Suite *suite_options(void) {
     TCase *tc = tcase_create("core");
     tcase_add_loop_test(tc, test_options_bad, 0, (int)(sizeof bad_options / sizeof bad_options[0]));
     tcase_add_test(tc, test_options_good);
+    tcase_add_loop_test(tc, test_options_lr_default, 0, (int)(sizeof lr_defaults / sizeof lr_defaults[0]));
     tcase_add_test(tc, test_options_missing_data);
     tcase_add_test(tc, test_options_fingerprint);
     suite_add_tcase(s, tc);

@@ -68,13 +68,17 @@ static void usage(FILE *f) {
 "      --compute-us U    before each timed call every rank works U us of CPU time, then a barrier (a\n"
 "                        training step's rhythm); time is the collective alone, mean over ranks (0)\n"
 "      --compute mlp:LAYERS:BATCH  the same, but the work is that MLP's forward + backward at that\n"
-"                        batch, whose gradient the call reduces (size = the gradient: no -b/-e)\n");
+"                        batch, whose gradient the call reduces (size = the gradient: no -b/-e)\n"
+"      --check-options   validate the options and exit (0, or 2 with the error) without starting MPI\n"
+"                        (psring runs it once before mpirun starts N ranks)\n");
 }
+
+static int check_only;   /* --check-options: parse and validate in one process, MPI never started */
 
 /* all ranks parse the same argv, so all of them reach the same verdict; rank 0 says it */
 static void bad(const char *fmt, const char *arg) {
     if (rank == 0) { fprintf(stderr, "psring-bench-allreduce: "); fprintf(stderr, fmt, arg); fputc('\n', stderr); }
-    MPI_Finalize();
+    if (!check_only) MPI_Finalize();
     exit(EXIT_BADINPUT);
 }
 
@@ -82,7 +86,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     *o = (bench_opts_t){ .min_bytes = 4096, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5,
                          .check = 1, .impl_ring = 1, .impl_mpi = 1,
                          .chunk_kb = (int)(RING_DEFAULT_CHUNK_BYTES / 1024) };
-    enum { OPT_IMPL = 256, OPT_FP16, OPT_CSV, OPT_CHUNK, OPT_COMPUTE, OPT_DEVICE, OPT_MLP };
+    enum { OPT_IMPL = 256, OPT_FP16, OPT_CSV, OPT_CHUNK, OPT_COMPUTE, OPT_DEVICE, OPT_MLP, OPT_CHECK };
     const char *impl_arg = "both";
     static const struct option lo[] = {
         {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
@@ -91,7 +95,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         {"impl", required_argument, 0, OPT_IMPL}, {"fp16", no_argument, 0, OPT_FP16},
         {"csv", required_argument, 0, OPT_CSV}, {"chunk-kb", required_argument, 0, OPT_CHUNK},
         {"compute-us", required_argument, 0, OPT_COMPUTE}, {"device", required_argument, 0, OPT_DEVICE},
-        {"compute", required_argument, 0, OPT_MLP},
+        {"compute", required_argument, 0, OPT_MLP}, {"check-options", no_argument, 0, OPT_CHECK},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     opterr = 0;
     int c, sizes_set = 0;
@@ -133,7 +137,8 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         case OPT_COMPUTE: if (parse_int(optarg, 0, 10000000, &o->compute_us)) bad("--compute-us must be an integer in 0..10000000: '%s'", optarg); break;
         case OPT_MLP: if (train_step_parse(optarg, &o->step, err, sizeof err)) bad("%s", err);
                       o->compute_mlp = 1; break;
-        case 'h': if (rank == 0) usage(stdout); MPI_Finalize(); exit(0);
+        case OPT_CHECK: break;   /* main saw it before MPI_Init */
+        case 'h': if (rank == 0) usage(stdout); if (!check_only) MPI_Finalize(); exit(0);
         case ':': bad("option '%s' needs a value", argv[optind - 1]); break;
         default: bad("unknown option '%s' (try --help)", argv[optind - 1]); break;
         }
@@ -213,6 +218,9 @@ void bench_row(FILE *csv, size_t bytes, size_t count, const char *name, double t
 }
 
 int main(int argc, char **argv) {
+    /* --check-options: the launcher validates once, so a bad flag is not reported by every rank */
+    for (int i = 1; i < argc; i++) check_only |= !strcmp(argv[i], "--check-options");
+    if (check_only) { bench_opts_t o; parse(&o, argc, argv); return 0; }
     /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
      * re-exec this process, so before MPI starts) */
     blas_setup(argc, argv, 1, NULL, 0);

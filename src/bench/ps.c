@@ -65,6 +65,7 @@ typedef struct {
 static int paced(const bench_opts_t *o) { return o->compute_us > 0 || o->compute_mlp; }
 
 static int rank, nprocs;
+static int check_only;   /* --check-options: parse and validate in one process, MPI never started */
 
 static void bad_flag(const char *fmt, const char *arg) {
     if (rank == 0) {
@@ -73,7 +74,7 @@ static void bad_flag(const char *fmt, const char *arg) {
         fprintf(stderr, " (usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
                 "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE])\n");
     }
-    MPI_Finalize();
+    if (!check_only) MPI_Finalize();
     exit(EXIT_BADINPUT);
 }
 
@@ -92,7 +93,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         { "transport", required_argument, 0, 'T' }, { "sync", required_argument, 0, 'Y' },
         { "csv", required_argument, 0, 'C' }, { "bind", required_argument, 0, 'B' },
         { "ps-chunk-kb", required_argument, 0, 'K' }, { "compute-us", required_argument, 0, 'U' },
-        { "compute", required_argument, 0, 'M' },
+        { "compute", required_argument, 0, 'M' }, { "check-options", no_argument, 0, 'X' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     opterr = 0;
@@ -136,9 +137,11 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             break;
         case 'h':
             if (rank == 0) printf("usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE]\n");
-            MPI_Finalize();
+                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE]\n"
+                                  "  --check-options: validate and exit (0, or 2 with the error) without starting MPI (psring runs it before mpirun)\n");
+            if (!check_only) MPI_Finalize();
             exit(0);
+        case 'X': break;   /* --check-options: main saw it before MPI_Init */
         case ':': bad_flag("%s needs a value", argv[optind - 1]); break;
         default: bad_flag("unknown flag '%s'", argv[optind - 1]);
         }
@@ -148,7 +151,8 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     if (o->compute_mlp && sizes_set) bad_flag("--compute times the model's own gradient: leave out -b and -e%s", "");
     if (o->compute_mlp) o->min_bytes = o->max_bytes = 4 * mlp_count_params(o->step.sizes, o->step.nsizes);
     if (o->min_bytes > o->max_bytes) bad_flag("-b is larger than -e%s", "");
-    if (o->servers >= nprocs) bad_flag("--servers must be below the number of processes%s", "");
+    /* the number of processes is unknown without MPI: psring checks -np against --servers itself */
+    if (!check_only && o->servers >= nprocs) bad_flag("--servers must be below the number of processes%s", "");
 }
 
 /* servers bind, everyone learns the endpoints (endpoints: S x EP_LEN) */
@@ -310,6 +314,9 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
 }
 
 int main(int argc, char **argv) {
+    /* --check-options: the launcher validates once, so a bad flag is not reported by every rank */
+    for (int i = 1; i < argc; i++) check_only |= !strcmp(argv[i], "--check-options");
+    if (check_only) { bench_opts_t o; parse(&o, argc, argv); return 0; }
     /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
      * re-exec this process, so before MPI starts) */
     blas_setup(argc, argv, 1, NULL, 0);

@@ -19,6 +19,15 @@ const char *optim_kind_name(optim_kind_t k) {
     return "?";
 }
 
+float optim_default_lr(optim_kind_t k) {
+    switch (k) {
+    case OPTIM_SGD: return 0.02f;
+    case OPTIM_ADAM: return 0.001f;
+    case OPTIM_LARS: return 1.0f;
+    }
+    return 0.02f;
+}
+
 int optim_set_layout(optim_config_t *c, const int *sizes, int nsizes) {
     c->nseg = 0;
     if (nsizes < 2 || 2 * (nsizes - 1) > OPTIM_MAX_SEGMENTS) return -1;

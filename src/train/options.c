@@ -21,6 +21,7 @@ enum {
     OPT_RING_OP, OPT_AUTOTUNE, OPT_AUTOTUNE_LOG, OPT_HIERARCHICAL,
     OPT_TIMELINE, OPT_STALL_WARN, OPT_PS_AUTH, OPT_DEVICE,
     OPT_OPTIMIZER, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_LARS_ETA, OPT_SAMPLER, OPT_PS_CHUNK_KB,
+    OPT_CHECK_OPTIONS,
 };
 
 static const struct option long_opts[] = {
@@ -78,6 +79,7 @@ static const struct option long_opts[] = {
     {"eps", required_argument, 0, OPT_EPS},
     {"lars-eta", required_argument, 0, OPT_LARS_ETA},
     {"sampler", required_argument, 0, OPT_SAMPLER},
+    {"check-options", no_argument, 0, OPT_CHECK_OPTIONS},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -110,7 +112,8 @@ void options_usage(FILE *f) {
 "  --scaling weak|strong      weak: --batch per worker; strong: --batch global, split (default weak)\n"
 "  --epochs E                 epochs (default 10)\n"
 "  --steps N                  stop after N optimizer steps in total (default: no cap)\n"
-"  --lr X                     learning rate for --batch samples (default 0.02)\n"
+"  --lr X                     learning rate for --batch samples (default by --optimizer: sgd\n"
+"                             0.02, adam 0.001 as torch.optim.Adam, lars 1)\n"
 "  --lr-scale linear|none     scale lr by global batch / --batch (Goyal et al.) (default linear)\n"
 "  --warmup-epochs X          ramp lr from --lr to the scaled lr over X epochs (default 0)\n"
 "  --optimizer sgd|adam|lars  torch.optim.SGD, torch.optim.Adam (L2 decay), LARS (default sgd)\n"
@@ -159,6 +162,8 @@ void options_usage(FILE *f) {
 "  --stall-warn SEC           name a rank that makes no progress for SEC s (ring: rank 0, ps: server 0)\n"
 "Testing\n"
 "  --slow-rank R --slow-ms M  worker R sleeps M ms per step (stragglers, SSP tests)\n"
+"  --check-options            validate the options and exit: 0, or 2 with the one-line error; starts\n"
+"                             no MPI (psring runs it once before mpirun starts N ranks)\n"
 "  -h, --help                 this text\n", f);
 }
 
@@ -178,7 +183,7 @@ static void defaults(options_t *o) {
     strcpy(o->layers_spec, "784,512,256,10");
     o->batch = 64;
     o->epochs = 10;
-    o->lr = 0.02f;
+    o->lr = 0;   /* 0 = not given: optim_default_lr of the --optimizer once all flags are read */
     o->momentum = 0.9f;
     o->weight_decay = 0.0f;
     o->seed = 42;
@@ -426,6 +431,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
             if (o->device == DEVICE_CUDA) FAIL("psring was built without CUDA (configure --with-cuda)");
 #endif
             break;
+        case OPT_CHECK_OPTIONS: o->check_options = 1; break;
         case 'h':
             options_usage(stdout);
             return 1;
@@ -436,6 +442,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         }
     }
     if (optind < argc) FAIL("unexpected argument '%s' (see --help)", argv[optind]);
+    if (o->lr == 0) o->lr = optim_default_lr(o->optimizer);
 
     char lerr[256];
     o->nsizes = mlp_parse_layers(o->layers_spec, o->sizes, MLP_MAX_SIZES, lerr, sizeof lerr);

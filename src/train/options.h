@@ -75,6 +75,7 @@ typedef struct {
     float lars_eta;          /* LARS trust coefficient */
     sampler_kind_t sampler;  /* --sampler */
     int ps_chunk_kb;         /* --ps-chunk-kb: PS bsp push/reply slice in KiB, 0 = whole shards */
+    int check_options;       /* --check-options: validate and exit, no MPI (the launcher's pre-check) */
 } options_t;
 
 /* Every field at its default, as options_parse starts (the benchmarks' model of a training step

@@ -111,6 +111,9 @@ int main(int argc, char **argv) {
     if (prc == 1) return 0;
     if (prc != 0) { fprintf(stderr, "psring-train: %s\n", err); return EXIT_BADINPUT; }
 
+    /* --check-options: the launcher validates once, so a bad flag is not reported by every rank */
+    if (o.check_options) return model_device_check(o.device) != 0 ? EXIT_BADINPUT : 0;
+
     /* before anything loads OpenBLAS kernels or starts MPI: may re-exec this process */
     char blaslog[512] = "";
     blas_setup(argc, argv, o.threads, blaslog, sizeof blaslog);
