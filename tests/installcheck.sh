@@ -47,7 +47,8 @@ fi
 W=$(mktemp -d /tmp/psring-installcheck.XXXXXX)
 cluster_up=0
 trap '((cluster_up)) && "$P" cluster down >/dev/null 2>&1; rm -rf "$W"' EXIT
-cp "$src/tests/fixtures/calibration.csv" "$W/calibration.csv" || fail "no tests/fixtures/calibration.csv"
+cp "$src/tests/fixtures/demo_small.csv" "$W/demo.csv" || fail "no tests/fixtures/demo_small.csv"
+printf 'format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-4,8e-9,0,1000000000,8\n' >"$W/calibration.csv"
 cd "$W" || fail "cd $W"
 unset PSRING_BUILDDIR PSRING_LAUNCHER PSRING_DATADIR TOP_BUILDDIR TOP_SRCDIR
 export PATH="$bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" OMPI_MCA_rmaps_base_oversubscribe=1
@@ -55,7 +56,7 @@ export PATH="$bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" 
 # run NAME CMD...: must exit 0; output kept in NAME.out
 run() { local n=$1 rc=0; shift; "$@" >"$n.out" 2>&1 || rc=$?; ((rc == 0)) || { tail -20 "$n.out"; fail "$n: '$*' exited $rc"; }; }
 
-for c in "" train "bench allreduce" "bench ps" "bench gemm" sweep plot model summary cluster get-mnist faults \
+for c in "" train "bench allreduce" "bench ps" "bench gemm" sweep plot model demo summary cluster get-mnist faults \
          valgrind-check keygen; do
   # shellcheck disable=SC2086
   "$P" $c --help >help.out 2>&1 || { cat help.out; fail "psring $c --help exited non-zero"; }
@@ -88,11 +89,13 @@ say "get-mnist into ./data/mnist, train local and ring -np 2 with --inject-laten
 run sweep "$P" sweep --csv results/sweep.csv --topologies ring --workers 1,2 --repeats 1 --quiet "${tiny[@]}"
 rows=$(python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(sum(1 for x in r if not x.get("error")))' results/sweep.csv)
 [[ $rows -eq 2 ]] || fail "sweep: $rows successful rows, want 2"
-run model "$P" model --calibration calibration.csv --compare results/sweep.csv --out results/model_vs_measured.csv
+run model "$P" model --calibration calibration.csv --compare demo.csv --out results/model_vs_measured.csv
 [[ $(wc -l <results/model_vs_measured.csv) -ge 3 ]] || fail "model --compare wrote no rows"
-run summary "$P" summary results/sweep.csv --calibration calibration.csv
+run explain "$P" model --calibration calibration.csv --explain --topology ring -N 8 --compute-ms 30
+grep -q "2(N-1) alpha" explain.out || fail "model --explain printed no formula"
+run summary "$P" summary results/sweep.csv --label loopback
 if command -v gnuplot >/dev/null; then
-  run plot "$P" plot results/sweep.csv -o results/fig --calibration calibration.csv
+  run plot "$P" plot results/sweep.csv -o results/fig --label loopback
   [[ -s results/fig/throughput.png && -s results/fig/throughput.svg ]] || fail "plot made no throughput.png/svg"
   say "sweep of 2 runs, model --compare, summary, plot"
 else
@@ -107,12 +110,12 @@ if [[ $(id -u) -eq 0 ]] && command -v tc >/dev/null && ip netns add psring-ic-pr
   else
     cluster_up=1
     export PSRING_CLUSTER_OWNER="test:$$"   # a killed check's cluster is the cluster tests' to remove
-    run cluster-up "$P" cluster up 2
-    run train-cluster "$P" train --cluster -np 2 --topology ring "${tiny[@]}"
+    run cluster-up "$P" cluster up 2 --dilation 2
+    run train-cluster "$P" train --cluster -np 2 --topology ring "${tiny[@]}"   # the installed sleeping-wait shim
     run cluster-down "$P" cluster down
     cluster_up=0
     [[ ! -e /run/psring-cluster/state ]] || fail "cluster down left its state"
-    say "cluster up 2, train --cluster -np 2, cluster down"
+    say "cluster up 2 --dilation 2, train --cluster -np 2, cluster down"
   fi
 else
   say "SKIP cluster: needs root, tc and network namespaces"
