@@ -65,7 +65,7 @@ psring_bench_allreduce_CFLAGS += $(CUDA_CFLAGS)
 psring_bench_allreduce_LDADD += src/model/libmodel.a src/common/libcommon.a $(BLAS_LIBS) $(CUDA_LIBS) -ldl
 TESTS += tests/bench_cuda.sh
 
-# the reduction kernel's bandwidth against cudaMemcpy device-to-device (issue 6: >= 0.8)
+# the reduction kernel's bandwidth against cudaMemcpy device-to-device (target: >= 0.8)
 bin_PROGRAMS += psring-bench-reduce-kernel
 psring_bench_reduce_kernel_SOURCES = src/bench/reduce_kernel.c
 psring_bench_reduce_kernel_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)

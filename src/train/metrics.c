@@ -1,4 +1,4 @@
-/* metrics.c: the results CSV (see metrics.h and README.md "CSV schema"). One row per run; the
+/* metrics.c: the results CSV (see metrics.h and docs/usage.md "CSV schema"). One row per run; the
  * header is written once; a file whose header differs is refused rather than silently mixed. */
 #include "metrics.h"
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* metrics.h: the one-row-per-run CSV every experiment reads. The header is written when the file
  * is new or empty; an existing file with a different header is refused (appending would corrupt
- * it). Columns that do not apply to a topology are left empty, never missing. See README.md for
+ * it). Columns that do not apply to a topology are left empty, never missing. See docs/usage.md for
  * the meaning of each column. */
 #ifndef PSRING_METRICS_H
 #define PSRING_METRICS_H
