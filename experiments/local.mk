@@ -1,5 +1,6 @@
-# experiments: sweep, plot, cost model and demo (python3 + gnuplot scripts) and their tests. The
-# scripts run from the source tree; psring dispatches `psring sweep|plot|model|demo` to them.
+# experiments: sweep, plot, cost model and demo (python3 + gnuplot scripts) and their tests.
+# psring dispatches `psring sweep|plot|model|demo|...` to the scripts, beside it in the source
+# tree or installed (their list: Makefile.am).
 
 check_PROGRAMS += tests/test_timeline
 tests_test_timeline_SOURCES = tests/test_timeline.c
