@@ -23,12 +23,17 @@ rank_pid() {
 
 run_and_kill() { # sync out epochs
   $MPIRUN $MPIRUN_FLAGS --enable-recovery -np 4 "$TRAIN" --topology ps --servers 1 --sync "$1" --batch 32 \
-    --epochs "$3" --train-limit 3200 --data "$DATA" --peer-timeout $TO --quiet >"$2" 2>&1 &
+    --epochs "$3" --train-limit 3200 --data "$DATA" --peer-timeout $TO --log-every 5 >"$2" 2>&1 &
   local job=$!
   local pid=""
   for _ in $(seq 100); do pid=$(rank_pid $job 3); [[ -n $pid ]] && break; sleep 0.1; done
   [[ -n $pid ]] || { kill $job; fail "worker process (mpi rank 3) not found"; }
-  sleep 2
+  # kill once training is under way (worker 0 has logged a step): a kill inside MPI start-up
+  # leaves the survivors in a collective that has no timeout (a fixed 2 s wait landed there on a
+  # loaded machine and the job never ended)
+  for _ in $(seq 600); do grep -q "^  step " "$2" && break; sleep 0.1; done
+  grep -q "^  step " "$2" || { kill $job; fail "$1: no training step logged within 60 s"; }
+  sleep 0.5
   local t0=$SECONDS
   kill -9 "$pid" || fail "$1: worker (pid $pid) gone before the kill: did the job end early?"
   # the guard: detection within the timeout, plus slack for start-up/shut-down on 2 cores
