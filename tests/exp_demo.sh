@@ -59,4 +59,20 @@ for f in ("throughput", "exchange", "breakdown", "bytes"):
         assert os.path.getsize(p) > 1000, p
     assert "1-core hosts, 1gbit links" in open(os.path.join(out, f + ".svg")).read(), f
 PY
-pass "demo: dilation correction, verdict on a fixture, figures, bad flags"
+# --loopback (also what runs without root): the sweep (a stub launcher hands back the fixture
+# sweep), then plot and summary, every figure and the verdict labelled loopback
+if command -v gnuplot >/dev/null; then
+  cat >"$SCRATCH/stub" <<STUB
+#!/bin/bash
+case \$1 in
+  sweep) while [[ \$# -gt 0 ]]; do [[ \$1 == --csv ]] && cp "$TOP_SRCDIR/tests/fixtures/sweep_small.csv" "\$2"; shift; done ;;
+  plot) shift; exec "$TOP_SRCDIR/experiments/plot" "\$@" ;;
+  *) exit 9 ;;
+esac
+STUB
+  chmod +x "$SCRATCH/stub"
+  PSRING_LAUNCHER="$SCRATCH/stub" "$DEMO" --loopback -o "$SCRATCH/lb" >"$SCRATCH/lb.out" 2>&1 || { cat "$SCRATCH/lb.out"; fail "demo --loopback failed"; }
+  grep -q "loopback: all ranks on this machine" "$SCRATCH/lb/loopback/throughput.svg" || { cat "$SCRATCH/lb.out"; fail "loopback figures not labelled"; }
+  grep -q "Note (loopback)" "$SCRATCH/lb.out" || fail "the loopback verdict is not labelled: $(cat "$SCRATCH/lb.out")"
+fi
+pass "demo: dilation correction, verdict on a fixture, figures, --loopback, bad flags"
