@@ -10,8 +10,8 @@ EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/tra
 TESTS += tests/src_layers.sh
 EXTRA_DIST += tests/src_layers.sh
 # each exchange's own CSV columns (exchange.h report), for local, ring and ps
-TESTS += tests/train_csv_columns.sh
-EXTRA_DIST += tests/train_csv_columns.sh
+TESTS += tests/train_csv_columns.sh tests/train_timing_skip.sh
+EXTRA_DIST += tests/train_csv_columns.sh tests/train_timing_skip.sh
 # the launcher validates options once before mpirun (--check-options)
 TESTS += tests/launcher_cli.sh
 EXTRA_DIST += tests/launcher_cli.sh

@@ -21,7 +21,7 @@ enum {
     OPT_RING_OP, OPT_AUTOTUNE, OPT_AUTOTUNE_LOG, OPT_HIERARCHICAL,
     OPT_TIMELINE, OPT_STALL_WARN, OPT_PS_AUTH, OPT_DEVICE,
     OPT_OPTIMIZER, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_LARS_ETA, OPT_SAMPLER, OPT_PS_CHUNK_KB,
-    OPT_CHECK_OPTIONS,
+    OPT_CHECK_OPTIONS, OPT_TIMING_SKIP,
 };
 
 static const struct option long_opts[] = {
@@ -30,6 +30,7 @@ static const struct option long_opts[] = {
     {"batch", required_argument, 0, OPT_BATCH},
     {"epochs", required_argument, 0, OPT_EPOCHS},
     {"steps", required_argument, 0, OPT_STEPS},
+    {"timing-skip", required_argument, 0, OPT_TIMING_SKIP},
     {"lr", required_argument, 0, OPT_LR},
     {"momentum", required_argument, 0, OPT_MOMENTUM},
     {"weight-decay", required_argument, 0, OPT_WD},
@@ -112,6 +113,8 @@ void options_usage(FILE *f) {
 "  --scaling weak|strong      weak: --batch per worker; strong: --batch global, split (default weak)\n"
 "  --epochs E                 epochs (default 10)\n"
 "  --steps N                  stop after N optimizer steps in total (default: no cap)\n"
+"  --timing-skip K            leave the first K steps (warm-up: page faults, cold caches) out of\n"
+"                             the CSV's times and samples/s (default 0)\n"
 "  --lr X                     learning rate for --batch samples (default by --optimizer: sgd\n"
 "                             0.02, adam 0.001 as torch.optim.Adam, lars 1)\n"
 "  --lr-scale linear|none     scale lr by global batch / --batch (Goyal et al.) (default linear)\n"
@@ -268,6 +271,9 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         case OPT_STEPS:
             if (parse_long(optarg, 1, 1L << 40, &v)) FAIL("--steps must be an integer >= 1: got '%s'", optarg);
             o->steps = v; break;
+        case OPT_TIMING_SKIP:
+            if (parse_long(optarg, 0, 1L << 40, &v)) FAIL("--timing-skip must be an integer >= 0: got '%s'", optarg);
+            o->timing_skip = v; break;
         case OPT_LR:
             if (parse_float(optarg, 1e-12, 1e3, &o->lr)) FAIL("--lr must be a number > 0: got '%s'", optarg);
             break;

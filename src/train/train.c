@@ -216,7 +216,10 @@ int main(int argc, char **argv) {
 
     grad_ready_ctx_t grc = {ex, m.grads, 1.0f / (float)K};
     const int overlap = o.overlap && ex->ops->grad_ready != NULL;
-    phase_times_t pt = {0};
+    phase_times_t pt = {0}, pt0 = {0};   /* pt0, st0, samples0: at the end of the warm-up steps */
+    exchange_stats_t st0 = {0};
+    long samples0 = 0;
+    int warm = o.timing_skip == 0;   /* the warm-up is over: pt0, st0, samples0 hold its end */
     double wall0 = timer_now();
     double last_loss = NAN, test_acc = 0;
     long samples_done = 0;
@@ -264,6 +267,7 @@ int main(int argc, char **argv) {
             step++;
             ep_steps++;
             pt.train_total += timer_now() - t0;
+            if (step == o.timing_skip) { pt0 = pt; st0 = ex->stats; samples0 = samples_done; warm = 1; }   /* timings start */
             if (need_step_loss) {
                 double v = loss;
                 if (ex->ops->average(ex, &v, 1) != 0) die("averaging the loss failed");
@@ -303,9 +307,14 @@ int main(int argc, char **argv) {
     if (o.dump_params[0] && ex->rank == 0) write_raw(o.dump_params, m.params, nparams);
 
     /* worker means of the per-phase times, so the CSV describes a typical worker */
-    long steps_run = ex->stats.steps ? ex->stats.steps : 1;
-    double tv[7] = {pt.data, pt.compute, ex->stats.exchange_s, ex->stats.optimizer_s, pt.train_total,
-                    (double)samples_done, ex->stats.wait_s};
+    if (!warm || ex->stats.steps <= st0.steps) {   /* --timing-skip left nothing: time every step */
+        if (o.timing_skip) printf0("note: --timing-skip %ld left no step to time; the times include every step\n", o.timing_skip);
+        pt0 = (phase_times_t){0}; st0 = (exchange_stats_t){0}; samples0 = 0;
+    }
+    long steps_run = ex->stats.steps - st0.steps ? ex->stats.steps - st0.steps : 1;
+    double tv[7] = {pt.data - pt0.data, pt.compute - pt0.compute, ex->stats.exchange_s - st0.exchange_s,
+                    ex->stats.optimizer_s - st0.optimizer_s, pt.train_total - pt0.train_total,
+                    (double)(samples_done - samples0), ex->stats.wait_s - st0.wait_s};
     if (ex->ops->average(ex, tv, 7) != 0) die("averaging timings failed");
     double samples_per_s = tv[4] > 0 ? tv[5] / tv[4] : 0;
 
