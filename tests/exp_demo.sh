@@ -25,12 +25,17 @@ fixed = demo.correct(raw, 8)
 assert all(float(fixed[c]) == 10.0 for c in demo.TIMES), fixed
 assert float(fixed["wall_s"]) == 2.0 and float(fixed["samples_per_s"]) == 8000.0, fixed
 assert raw["step_ms"] == "80", "correct() changed its input"
+# each run's dilation: hosts within 1.25 cores and links at most 125 Mbit/s, capped by --dilation
+ring2, ps8 = ("ring", "ring", 2, 0, 0, 0, "bsp", 1), ("ps", "ps", 8, 1, 1, 0, "bsp", 1)
+assert demo.run_dilation(ring2, 8, "1gbit") == 8 and demo.run_dilation(ring2, 8, "200mbit") == 2
+assert demo.run_dilation(ring2, 4, "1gbit") == 4 and demo.run_dilation(ps8, 8, "100mbit") == 8
+assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1), 16, "100mbit") == 4
 # a fixture: ring scales (0.8 at N=8), PS with one server host flat, k server hosts beat the ring from k=3
 out = sys.argv[2]
 cols = pslib.TRAINER_COLUMNS + demo.EMU + pslib.EXTRA_COLUMNS
 csv_path = os.path.join(out, "demo.csv")
 def add(label, topo, N, step, k=0, S=0, strag=1, sync="bsp"):
-    r = dict(label=label, topology=topo, workers=N, servers=S, server_hosts=k, straggler=strag, sync=sync,
+    r = dict(label=label, topology=topo, workers=N, dilation=8, servers=S, server_hosts=k, straggler=strag, sync=sync,
              step_ms=step, exchange_ms=step - 10, wait_ms=0, samples_per_s=N * 1024 / step * 1e3, params=200000,
              steps=10, bytes_sent_per_worker=1e6, bytes_recv_per_worker=1e6, bytes_per_server=4e6, sweep_id="demo",
              repeat=1, command="%s %d %d %d %s %s" % (label, N, k, S, strag, sync), error="")
@@ -42,12 +47,13 @@ for N, t in ((1, 14.0), (2, 26.0), (4, 50.0), (8, 98.0)):
 for k, t in ((2, 26.0), (3, 11.5), (4, 11.0)):
     add("ps, k server hosts", "ps", 4, t, k=k, S=k)
 add("ring", "ring", 4, 30.0, strag=0.5)
+add("ps, N colocated", "ps", 2, 11.4, S=2)   # within 5% of the ring at N=2: a tie, not a win
 o = dict(rate="1gbit", dilation=8)
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 text = buf.getvalue()
-for want in ("N=8: ring wins", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80",
+for want in ("N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80",
              "beats the ring from k=3 on", "What it does not"):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
 assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
@@ -57,7 +63,7 @@ for f in ("throughput", "exchange", "breakdown", "bytes"):
     for ext in ("png", "svg"):
         p = os.path.join(out, "%s.%s" % (f, ext))
         assert os.path.getsize(p) > 1000, p
-    assert "1-core hosts, 1gbit links" in open(os.path.join(out, f + ".svg")).read(), f
+    assert "1-core hosts, 1gbit links, dilation 8" in open(os.path.join(out, f + ".svg")).read(), f
 PY
 # --loopback (also what runs without root): the sweep (a stub launcher hands back the fixture
 # sweep), then plot and summary, every figure and the verdict labelled loopback
