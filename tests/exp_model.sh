@@ -77,6 +77,19 @@ for k, (ms, err, ex, exerr) in want.items():
     assert abs(float(r["exchange_err_pct"]) - exerr) < 0.051, (k, r["exchange_err_pct"], exerr)
 PY
 grep -q "ps, 1 server host" "$SCRATCH/out" || fail "--compare printed no table"
+# two one-worker runs of the configuration: compute is their median (12 and 16 ms: 14 again)
+python3 - "$TOP_SRCDIR/tests/fixtures/demo_small.csv" "$SCRATCH/two.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+one = dict(rows[0], step_ms="12.0")
+ps1 = dict(rows[0], label="ps, 1 server host", topology="ps", servers="1", server_hosts="1", step_ms="20.0", exchange_ms="4.0")
+with open(sys.argv[2], "w", newline="") as f:
+    w = csv.DictWriter(f, list(rows[0]))
+    w.writeheader()
+    w.writerows([one, ps1] + rows[1:])
+PY
+"$MODEL" --calibration "$SCRATCH/cal.csv" --compare "$SCRATCH/two.csv" --out "$SCRATCH/cmp2.csv" >/dev/null 2>&1 || fail "--compare on two one-worker runs failed"
+grep -q '^ring,4,.*,19.400,' "$SCRATCH/cmp2.csv" || fail "compute is not the median of the one-worker runs: $(grep '^ring,4' "$SCRATCH/cmp2.csv")"
 # --explain: the formula with the numbers in
 out=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ring -N 8 --params 200000 --fp16 --compute-ms 14) || fail "--explain: $out"
 [[ $out == *"14 x 100.0 us"*"1.75 x 0.40 MB / 125 MB/s"* ]] || fail "--explain ring: $out"
