@@ -57,6 +57,8 @@ for want in ("N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", 
              "exchanges faster than the ring from k=3 on (1.50 vs 1.90 ms)", "What it does not"):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
 assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
+n2 = next(l for l in text.splitlines() if "N=2:" in l)
+assert "PS with one server" not in n2, "the runner-up named twice: " + n2
 with contextlib.redirect_stdout(io.StringIO()):
     demo.figures(out, csv_path, os.path.join(out, "none.epochs.csv"), os.path.join(out, "none.csv"), dict(o, rate="1gbit"))
 for f in ("throughput", "exchange", "breakdown", "bytes"):
@@ -64,6 +66,15 @@ for f in ("throughput", "exchange", "breakdown", "bytes"):
         p = os.path.join(out, "%s.%s" % (f, ext))
         assert os.path.getsize(p) > 1000, p
     assert "1-core hosts, 1gbit links, dilation 8" in open(os.path.join(out, f + ".svg")).read(), f
+# the crossover is the k from which every larger k also exchanges faster than the ring
+csv_path = os.path.join(out, "k.csv")   # add() writes here from now on
+add("ring", "ring", 4, 11.9)
+for k, t in ((2, 11.5), (3, 12.5), (4, 11.0)):   # k=2 under the ring's 1.9 ms, k=3 over it: from k=4
+    add("ps, k server hosts", "ps", 4, t, k=k, S=k)
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+assert "exchanges faster than the ring from k=4 on" in buf.getvalue(), buf.getvalue()
 PY
 # --loopback (also what runs without root): the sweep (a stub launcher hands back the fixture
 # sweep), then plot and summary, every figure and the verdict labelled loopback
