@@ -2,7 +2,8 @@
 # cluster_dilation.sh: `psring cluster up N --dilation D` is a time-dilated scale model: every host
 # gets 1/D of a core (a cgroup CPU quota, period D ms) and links of --rate/D. A busy loop started
 # in a host (through cluster-rsh, as Open MPI starts its daemons) gets its share within 10%; a
-# straggler (`share h1 0.5`) gets half of it; `down` removes the cgroups with everything else,
+# straggler (`share h1 0.5`) gets half of it; `quota off` lifts the quotas and `quota on` puts
+# each back at its share; `down` removes the cgroups with everything else,
 # also with a process still inside; bad values get one line and exit 2.
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/cluster_common.sh"
@@ -40,10 +41,20 @@ awk -v s="$s0" 'BEGIN { exit !(s > 0.225 && s < 0.275) }' || fail "h0 got $s0 of
 s1=$(busy_share h1) || fail "a busy loop could not run in h1"
 awk -v s="$s1" 'BEGIN { exit !(s > 0.1125 && s < 0.1375) }' || fail "straggler h1 got $s1 of a core, want 1/8 within 10%"
 
+# quota off: a job's start-up at full speed; on: every host back at its share (h1 still half)
+"$CLUSTER" quota off >/dev/null || fail "quota off failed"
+s2=$(busy_share h0) || fail "a busy loop could not run in h0 with the quota off"
+awk -v s="$s2" 'BEGIN { exit !(s > 0.5) }' || fail "with the quota off h0 got $s2 of a core, want more than 0.5"
+"$CLUSTER" quota on >/dev/null || fail "quota on failed"
+s3=$(busy_share h1) || fail "a busy loop could not run in h1 after quota on"
+awk -v s="$s3" 'BEGIN { exit !(s > 0.1125 && s < 0.1375) }' || fail "after quota on straggler h1 got $s3 of a core, want 1/8 within 10%"
+"$CLUSTER" quota >"$SCRATCH/out" 2>&1; rc=$?
+[[ $rc == 2 && $(wc -l <"$SCRATCH/out") == 1 ]] || { cat "$SCRATCH/out"; fail "'cluster quota' gave rc $rc (want 2 and one line)"; }
+
 # down with a process still inside a host's cgroup
 "$TOP_SRCDIR/experiments/cluster-rsh" h0 sleep 300 &
 sleep 0.5
 "$CLUSTER" down >/dev/null || fail "down failed"
 wait 2>/dev/null
 assert_clean "down of a dilated cluster"
-pass "dilation 4: h0 ran at $s0 of a core (1/4), straggler h1 at $s1 (1/8); down left nothing"
+pass "dilation 4: h0 ran at $s0 of a core (1/4), straggler h1 at $s1 (1/8); quota off $s2, on again $s3; down left nothing"
