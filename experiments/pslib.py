@@ -87,6 +87,11 @@ def fnum(v, default=None):
         return default
 
 
+def exchange_alone(r):
+    """A row's exchange per step (ms) without the wait for the slowest: what the cost model predicts."""
+    return float(r["exchange_ms"]) - float(r.get("wait_ms") or 0)
+
+
 def config_label(row):
     """ring, mpi-allreduce, ps S=2 (+ sync, fp16, overlap when not the default)."""
     topo = row.get("topology", "")

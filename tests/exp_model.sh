@@ -90,6 +90,27 @@ with open(sys.argv[2], "w", newline="") as f:
 PY
 "$MODEL" --calibration "$SCRATCH/cal.csv" --compare "$SCRATCH/two.csv" --out "$SCRATCH/cmp2.csv" >/dev/null 2>&1 || fail "--compare on two one-worker runs failed"
 grep -q '^ring,4,.*,19.400,' "$SCRATCH/cmp2.csv" || fail "compute is not the median of the one-worker runs: $(grep '^ring,4' "$SCRATCH/cmp2.csv")"
+# repeats of one configuration: one line, on their median (ring N=4 at 20, 30 and 22 ms: 22 ms)
+python3 - "$TOP_SRCDIR/tests/fixtures/demo_small.csv" "$SCRATCH/rep.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ring4 = [r for r in rows if r["label"] == "ring" and r["workers"] == "4"][0]
+reps = [dict(ring4, step_ms=ms, exchange_ms=ex, wait_ms="0", repeat=str(i + 1))
+        for i, (ms, ex) in enumerate((("20.0", "5.0"), ("30.0", "9.0"), ("22.0", "6.0")))]
+with open(sys.argv[2], "w", newline="") as f:
+    w = csv.DictWriter(f, list(rows[0]))
+    w.writeheader()
+    w.writerows([r for r in rows if r is not ring4] + reps)
+PY
+"$MODEL" --calibration "$SCRATCH/cal.csv" --compare "$SCRATCH/rep.csv" --out "$SCRATCH/cmp3.csv" >/dev/null 2>&1 || fail "--compare on repeats failed"
+python3 - "$SCRATCH/cmp3.csv" <<'PY' || fail "--compare on repeats: not one line on the medians"
+import csv, sys
+ring4 = [r for r in csv.DictReader(open(sys.argv[1])) if r["label"] == "ring" and r["workers"] == "4"]
+assert len(ring4) == 1, "%d lines for one configuration" % len(ring4)
+r = ring4[0]
+assert r["runs"] == "3" and r["step_ms"] == "22.000" and r["exchange_ms"] == "6.000", r
+assert abs(float(r["step_err_pct"]) - 100 * (19.4 - 22) / 22) < 0.051, r   # the model's 19.4 ms against the median
+PY
 # --explain: the formula with the numbers in
 out=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ring -N 8 --params 200000 --fp16 --compute-ms 14) || fail "--explain: $out"
 [[ $out == *"14 x 100.0 us"*"1.75 x 0.40 MB / 125 MB/s"* ]] || fail "--explain ring: $out"
