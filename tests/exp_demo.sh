@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # exp_demo.sh: psring demo's pieces that need no emulated hosts: the dilation correction (every
-# time / D, throughput x D), its verdict on a fixture CSV (winners, ring over PS, scaling, the
+# time / D, throughput x D), when a run's hosts get their CPU quota, its verdict on a fixture CSV (winners, ring over PS, scaling, the
 # crossover in server hosts), the figures drawn from it, and bad flags (one line, exit 2).
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
@@ -25,6 +25,20 @@ fixed = demo.correct(raw, 8)
 assert all(float(fixed[c]) == 10.0 for c in demo.TIMES), fixed
 assert float(fixed["wall_s"]) == 2.0 and float(fixed["samples_per_s"]) == 8000.0, fixed
 assert raw["step_ms"] == "80", "correct() changed its input"
+# a run on the emulated hosts: quotas off for the start-up, on from the trainer's header to its
+# summary line, on again when the run ends, also when it fails before training
+calls = []
+demo.cluster = lambda *a, check=True: calls.append(a)
+job = ["sh", "-c", "echo starting; echo 'psring-train: topology ring'; echo step; echo 'summary: ring'; echo bye; exit 0", "--cluster"]
+rc, out, err = demo.train(job, 8)
+assert rc == 0 and out.splitlines()[-1] == "bye", (rc, out)
+assert calls == [("quota", "off"), ("quota", "on"), ("quota", "off"), ("quota", "on")], calls
+calls.clear()
+rc, out, err = demo.train(["sh", "-c", "echo oops >&2; exit 3", "--cluster"], 8)
+assert rc == 3 and err.strip() == "oops" and calls == [("quota", "off"), ("quota", "on")], (rc, err, calls)
+calls.clear()
+rc, out, err = demo.train(["sh", "-c", "echo 'psring-train: topology ring'"], 1)   # not on the cluster: no quota
+assert rc == 0 and calls == [], calls
 # each run's dilation: hosts within 1.25 cores and links at most 125 Mbit/s, capped by --dilation
 ring2, ps8 = ("ring", "ring", 2, 0, 0, 0, "bsp", 1), ("ps", "ps", 8, 1, 1, 0, "bsp", 1)
 assert demo.run_dilation(ring2, 8, "1gbit") == 8 and demo.run_dilation(ring2, 8, "200mbit") == 2
@@ -92,4 +106,4 @@ STUB
   grep -q "loopback: all ranks on this machine" "$SCRATCH/lb/loopback/throughput.svg" || { cat "$SCRATCH/lb.out"; fail "loopback figures not labelled"; }
   grep -q "Note (loopback)" "$SCRATCH/lb.out" || fail "the loopback verdict is not labelled: $(cat "$SCRATCH/lb.out")"
 fi
-pass "demo: dilation correction, verdict on a fixture, figures, --loopback, bad flags"
+pass "demo: dilation correction, quota gating of a run, verdict on a fixture, figures, --loopback, bad flags"

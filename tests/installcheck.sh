@@ -112,10 +112,12 @@ if [[ $(id -u) -eq 0 ]] && command -v tc >/dev/null && ip netns add psring-ic-pr
     export PSRING_CLUSTER_OWNER="test:$$"   # a killed check's cluster is the cluster tests' to remove
     run cluster-up "$P" cluster up 2 --dilation 2
     run train-cluster "$P" train --cluster -np 2 --topology ring "${tiny[@]}"   # the installed sleeping-wait shim
+    run cluster-quota-off "$P" cluster quota off   # what the demo does around each run's start-up
+    run cluster-quota-on "$P" cluster quota on
     run cluster-down "$P" cluster down
     cluster_up=0
     [[ ! -e /run/psring-cluster/state ]] || fail "cluster down left its state"
-    say "cluster up 2 --dilation 2, train --cluster -np 2, cluster down"
+    say "cluster up 2 --dilation 2, train --cluster -np 2, quota off and on, cluster down"
   fi
 else
   say "SKIP cluster: needs root, tc and network namespaces"
