@@ -92,6 +92,23 @@ def exchange_alone(r):
     return float(r["exchange_ms"]) - float(r.get("wait_ms") or 0)
 
 
+def one_worker_compute(rows, key):
+    """{key(r): (compute s, [step samples s])} from the successful one-worker runs without a
+    straggler: what the cost model takes compute from. Each design's median of step - exchange,
+    then the mean of the designs: a ring rank alone never waits and a PS worker waits for its
+    server every step, and under a CPU quota the first computes 3-4 ms slower (docs/cluster.md);
+    hosts at N >= 2 compute and then wait. A median of both designs' runs pooled fell into either
+    group by one run (22.4 or 24.2 ms in two demo runs). The samples: the steps one by one, from
+    the demo's timelines (step_samples_ms)."""
+    by, samples = {}, {}
+    for r in rows:
+        if r.get("error") or r.get("workers") != "1" or (r.get("straggler") or "1") not in ("1", "1.0"):
+            continue
+        by.setdefault(key(r), {}).setdefault(r.get("topology"), []).append((float(r["step_ms"]) - float(r["exchange_ms"])) / 1e3)
+        samples.setdefault(key(r), []).extend(float(x) / 1e3 for x in (r.get("step_samples_ms") or "").split(";") if x)
+    return {k: (statistics.mean(statistics.median(v) for v in d.values()), samples[k]) for k, d in by.items()}
+
+
 def config_label(row):
     """ring, mpi-allreduce, ps S=2 (+ sync, fp16, overlap when not the default)."""
     topo = row.get("topology", "")

@@ -111,6 +111,21 @@ r = ring4[0]
 assert r["runs"] == "3" and r["step_ms"] == "22.000" and r["exchange_ms"] == "6.000", r
 assert abs(float(r["step_err_pct"]) - 100 * (19.4 - 22) / 22) < 0.051, r   # the model's 19.4 ms against the median
 PY
+# compute from the one-worker runs: each design's median, then their mean (ring alone at 24, 24.5
+# and 23.8 ms, PS worker at 19.5, 28 and 19.2: 21.75 ms, where the pooled median is 23.9)
+python3 - "$TOP_SRCDIR/experiments" <<'PY' || fail "one-worker compute"
+import sys
+sys.path.insert(0, sys.argv[1])
+import pslib
+rows = [dict(topology=t, workers="1", straggler="1", step_ms=str(s), exchange_ms=str(e), step_samples_ms="1;2")
+        for t, s, e in (("ring", 24, 0), ("ring", 24.5, 0), ("ring", 23.8, 0), ("ps", 24.5, 5), ("ps", 30, 2), ("ps", 23.2, 4))]
+rows += [dict(topology="ring", workers="2", straggler="1", step_ms="99", exchange_ms="0"),
+         dict(topology="ring", workers="1", straggler="0.5", step_ms="99", exchange_ms="0"),
+         dict(topology="ring", workers="1", straggler="1", step_ms="99", exchange_ms="0", error="died")]
+c, samples = pslib.one_worker_compute(rows, lambda r: 0)[0]
+assert abs(c - 0.02175) < 1e-12, c
+assert samples == [0.001, 0.002] * 6, samples
+PY
 # --explain: the formula with the numbers in
 out=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ring -N 8 --params 200000 --fp16 --compute-ms 14) || fail "--explain: $out"
 [[ $out == *"14 x 100.0 us"*"1.75 x 0.40 MB / 125 MB/s"* ]] || fail "--explain ring: $out"
