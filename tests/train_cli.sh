@@ -25,4 +25,14 @@ expect_bad "do not match" --data "$data" --layers 784,64,10 --resume "$SCRATCH/c
 out=$("$TRAIN" --data "$data" --layers 784,32,10 --train-limit 256 --epochs 1 --quiet --csv /no/such/dir/x.csv 2>&1 >/dev/null); rc=$?
 [[ $rc -ne 0 && $out == *"/no/such/dir/x.csv"* ]] || fail "unwritable --csv: rc $rc, '$out'"
 "$TRAIN" --help | grep -q -- "--topology" || fail "--help does not list --topology"
-pass "bad input rejected with exit 2 and one line"
+# where OpenBLAS picks the wrong kernels the trainer re-executes itself: still named psring-train
+# (ps, pgrep and psring faults find ranks by that name), not "exe" after /proc/self/exe
+env -u OPENBLAS_CORETYPE "$TRAIN" --data "$data" --layers 784,32,10 --train-limit 256 --epochs 100000 >"$SCRATCH/re.out" 2>&1 &
+pid=$!
+for _ in $(seq 50); do grep -q "^psring-train: topology" "$SCRATCH/re.out" && break; sleep 0.1; done
+name=$(ps -o comm= -p "$pid")
+kill "$pid"; wait "$pid" 2>/dev/null
+if grep -q "re-executed with OPENBLAS_CORETYPE" "$SCRATCH/re.out"; then
+  [[ $name == psring-train ]] || fail "after its OpenBLAS re-exec the trainer is named '$name', not psring-train"
+fi
+pass "bad input rejected with exit 2 and one line; the trainer keeps its name across its re-exec"

@@ -1,7 +1,9 @@
 /* blas.c: makes OpenBLAS use the kernels this CPU can run (see blas.h for why).
  * blas_pick_coretype is the pure decision (unit-tested with a table); blas_setup applies it by
- * setting OPENBLAS_CORETYPE and re-executing /proc/self/exe once, because OpenBLAS reads that
- * variable only while the library loads.
+ * setting OPENBLAS_CORETYPE and re-executing the program once, because OpenBLAS reads that
+ * variable only while the library loads. It execs the path /proc/self/exe points to, not that
+ * link itself: the kernel names a process after the file it execs, and ps, pgrep and
+ * `psring faults` must still see psring-train, not "exe".
  * Deliberately not here: probing the CPU beyond __builtin_cpu_supports, tuning thread affinity,
  * any BLAS other than OpenBLAS (with another BLAS this only pins the thread count, if it can). */
 #include "config.h"
@@ -98,14 +100,18 @@ void blas_setup(int argc, char **argv, int threads, char *log_line, int loglen) 
     }
     fflush(stdout);
     fflush(stderr);
-    execv("/proc/self/exe", argv);
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len > 0) self[len] = '\0';
+    else snprintf(self, sizeof self, "/proc/self/exe");
+    execv(self, argv);
     /* still here: the exec failed; undo the environment so children do not inherit half a fix */
     int err = errno;
     unsetenv("OPENBLAS_CORETYPE");
     unsetenv(REEXEC_ENV);
     snprintf(log_line, loglen, "blas: OpenBLAS picked %s for this CPU (%s); re-exec with "
-             "OPENBLAS_CORETYPE=%s failed (execv /proc/self/exe: %s), continuing with %s",
-             now, isa, pick, strerror(err), now);
+             "OPENBLAS_CORETYPE=%s failed (execv %s: %s), continuing with %s",
+             now, isa, pick, self, strerror(err), now);
 #else
     (void)argv;
 #endif
