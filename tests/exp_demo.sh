@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # exp_demo.sh: psring demo's pieces that need no emulated hosts: the dilation correction (every
-# time / D, throughput x D), when a run's hosts get their CPU quota, its verdict on a fixture CSV (winners, ring over PS, scaling, the
-# crossover in server hosts), the figures drawn from it, and bad flags (one line, exit 2).
+# time / D, throughput x D), when a run's hosts get their CPU quota, its verdict on a fixture CSV
+# (winners, ring over PS, scaling, the crossover in server hosts), the figures drawn from it, and
+# bad flags (one line, exit 2).
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 scratch
