@@ -348,6 +348,7 @@ static float bsp_state[3 * BC];
 static char bsp_eps[2][256];
 static optim_config_t bsp_oc;
 static size_t bsp_chunk;
+static int bsp_credit;
 
 static void make_grad(float *g, int rank, int step) {
     for (int i = 0; i < BC; i++) g[i] = (float)((rank + 1) * (i % 97 + 1)) * 0.01f - (float)step * 0.1f;
@@ -358,7 +359,8 @@ static void *bsp_worker(void *arg) {
     char *eps[2] = { bsp_eps[0], bsp_eps[1] };
     ps_worker_config_t wc = { .rank = rank, .nworkers = 2, .nservers = 2, .total = BC,
                               .state_per_param = optim_state_per_param(&bsp_oc), .peer_timeout = 20,
-                              .mpi_rank = 2 + rank, .optim = &bsp_oc, .chunk = bsp_chunk };
+                              .mpi_rank = 2 + rank, .optim = &bsp_oc, .chunk = bsp_chunk,
+                              .credit = bsp_credit };
     ps_worker_t *w = ps_worker_create(zctx, &wc, eps);
     static float init[BC];
     float params[BC], g[BC];
@@ -385,12 +387,16 @@ static void *bsp_worker(void *arg) {
     return NULL;
 }
 
-static const struct { size_t chunk; optim_kind_t kind; } bsp_cases[] = {
-    { 0, OPTIM_SGD }, { 100, OPTIM_SGD }, { 64, OPTIM_ADAM }, { 0, OPTIM_ADAM }, { 1, OPTIM_SGD },
+/* credit: slices on the way per shard before an answer frees one (0 = all at once); 1 holds
+ * each worker to one slice in flight, 3 of 8 slices lets the next go as each answer returns */
+static const struct { size_t chunk; optim_kind_t kind; int credit; } bsp_cases[] = {
+    { 0, OPTIM_SGD, 0 }, { 100, OPTIM_SGD, 0 }, { 64, OPTIM_ADAM, 0 }, { 0, OPTIM_ADAM, 0 }, { 1, OPTIM_SGD, 0 },
+    { 100, OPTIM_SGD, 1 }, { 64, OPTIM_ADAM, 3 }, { 1, OPTIM_SGD, 2 },
 };
 
 START_TEST(test_bsp_equals_local) {
     bsp_chunk = bsp_cases[_i].chunk;
+    bsp_credit = bsp_cases[_i].credit;
     memset(&bsp_oc, 0, sizeof bsp_oc);
     bsp_oc.lr = 0.1f; bsp_oc.momentum = 0.9f; bsp_oc.weight_decay = 1e-4f; bsp_oc.kind = bsp_cases[_i].kind;
     if (bsp_oc.kind == OPTIM_ADAM) { bsp_oc.momentum = 0; bsp_oc.beta1 = 0.9f; bsp_oc.beta2 = 0.999f; bsp_oc.eps = 1e-8f; }
@@ -429,8 +435,8 @@ START_TEST(test_bsp_equals_local) {
         for (int i = 0; i < BC; i++) mean[i] = (g0[i] + g1[i]) * 0.5f;
         optim_step(&bsp_oc, p, mean, st, BC, 0.05f * (t + 1));
         for (int r = 0; r < 2; r++)
-            ck_assert_msg(memcmp(bsp_out[r][t], p, sizeof p) == 0, "case %d (chunk %zu, %s): worker %d differs from local at step %d",
-                          _i, bsp_chunk, optim_kind_name(bsp_oc.kind), r, t);
+            ck_assert_msg(memcmp(bsp_out[r][t], p, sizeof p) == 0, "case %d (chunk %zu, credit %d, %s): worker %d differs from local at step %d",
+                          _i, bsp_chunk, bsp_credit, optim_kind_name(bsp_oc.kind), r, t);
     }
 }
 END_TEST

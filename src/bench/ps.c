@@ -56,6 +56,7 @@ typedef struct {
     char csv[1024];
     char bind[256];          /* tcp: address, subnet, interface or auto (ps_server_bind_endpoint) */
     int chunk_kb;            /* --ps-chunk-kb: bsp slice (psring-train's default), 0 = whole shards */
+    int credit;              /* --ps-credit: bsp slices on the way per shard (psring-train's default) */
     int compute_us;          /* --compute-us: each worker's CPU work before each round (0 = back to back) */
     int compute_mlp;         /* --compute mlp:...: the real forward + backward before each round */
     train_step_spec_t step;  /* its model and batch */
@@ -72,7 +73,7 @@ static void bad_flag(const char *fmt, const char *arg) {
         fprintf(stderr, "psring-bench-ps: ");
         fprintf(stderr, fmt, arg);
         fprintf(stderr, " (usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE])\n");
+                "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--ps-credit C] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE])\n");
     }
     if (!check_only) MPI_Finalize();
     exit(EXIT_BADINPUT);
@@ -86,13 +87,15 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     strcpy(o->bind, "127.0.0.1");
     o->sync = SYNC_BSP;
     o->chunk_kb = PS_CHUNK_KB_DEFAULT;
+    o->credit = PS_CREDIT_DEFAULT;
     static struct option lo[] = {
         { "servers", required_argument, 0, 'S' }, { "minbytes", required_argument, 0, 'b' },
         { "maxbytes", required_argument, 0, 'e' }, { "stepfactor", required_argument, 0, 'f' },
         { "iters", required_argument, 0, 'n' }, { "warmup", required_argument, 0, 'w' },
         { "transport", required_argument, 0, 'T' }, { "sync", required_argument, 0, 'Y' },
         { "csv", required_argument, 0, 'C' }, { "bind", required_argument, 0, 'B' },
-        { "ps-chunk-kb", required_argument, 0, 'K' }, { "compute-us", required_argument, 0, 'U' },
+        { "ps-chunk-kb", required_argument, 0, 'K' }, { "ps-credit", required_argument, 0, 'R' },
+        { "compute-us", required_argument, 0, 'U' },
         { "compute", required_argument, 0, 'M' }, { "check-options", no_argument, 0, 'X' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
@@ -120,6 +123,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             else bad_flag("--sync must be bsp or async, got '%s'", optarg);
             break;
         case 'K': if (parse_int(optarg, 0, 1 << 20, &o->chunk_kb)) bad_flag("--ps-chunk-kb wants an integer in 0..1048576 (0 = whole shards), got '%s'", optarg); break;
+        case 'R': if (parse_int(optarg, 0, 1 << 20, &o->credit)) bad_flag("--ps-credit wants an integer in 0..1048576 (0 = every slice at once), got '%s'", optarg); break;
         case 'U': if (parse_int(optarg, 0, 10000000, &o->compute_us)) bad_flag("--compute-us wants an integer in 0..10000000 (us of CPU time per round), got '%s'", optarg); break;
         case 'M': {
             char err[512];
@@ -137,7 +141,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             break;
         case 'h':
             if (rank == 0) printf("usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE]\n"
+                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--ps-credit C] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE]\n"
                                   "  --check-options: validate and exit (0, or 2 with the error) without starting MPI (psring runs it before mpirun)\n");
             if (!check_only) MPI_Finalize();
             exit(0);
@@ -280,7 +284,7 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
     for (int s = 0; s < o->servers; s++) eps[s] = all + (size_t)s * EP_LEN;
     ps_worker_config_t c = { .rank = wrank, .nworkers = nworkers, .nservers = o->servers, .total = count,
                              .state_per_param = 1, .peer_timeout = 30, .mpi_rank = rank,
-                             .chunk = o->sync == SYNC_BSP ? (size_t)o->chunk_kb * 1024 / 4 : 0 };
+                             .chunk = o->sync == SYNC_BSP ? (size_t)o->chunk_kb * 1024 / 4 : 0, .credit = o->credit };
     ps_worker_t *w = ps_worker_create(ctx, &c, eps);
     float *own_p = ts ? NULL : xcalloc(count, sizeof(float)), *own_g = ts ? NULL : xcalloc(count, sizeof(float));
     float *params = ts ? ts->m.params : own_p, *grads = ts ? ts->m.grads : own_g;
@@ -347,8 +351,8 @@ int main(int argc, char **argv) {
             if (fresh) fprintf(csv, "size,impl,workers,servers,transport,sync,iters,time_s,per_worker_GBps,goodput_GBps,ratio_vs_raw,compute_us,wait_s\n");
         }
         printf("# psring-bench-ps: %d workers, %d servers, transport %s, ps sync %s, server apply = SGD momentum "
-               "(optim_step), %d iterations after %d warm-up, ps slices %d KiB (bsp; 0 = whole shards)\n", N, S,
-               o.transport, ps_sync_name(o.sync), o.iters, o.warmup, o.sync == SYNC_BSP ? o.chunk_kb : 0);
+               "(optim_step), %d iterations after %d warm-up, ps slices %d KiB, credit %d (bsp; 0 = whole shards, all at once)\n", N, S,
+               o.transport, ps_sync_name(o.sync), o.iters, o.warmup, o.sync == SYNC_BSP ? o.chunk_kb : 0, o.credit);
         printf("# goodput = push + pull payload bytes / time; aggregate = sum over workers\n");
         if (o.compute_mlp)
             printf("# --compute: each worker runs forward + backward of its MLP (%zu parameters, batch %d) before each "

@@ -24,6 +24,7 @@ typedef struct {
     const char *auth;           /* CurveZMQ keyfile (psring keygen); NULL or "" = no authentication */
     int fp16;                   /* gradients and parameters travel as IEEE half */
     int chunk_kb;               /* bsp push/reply slice in KiB, 0 = whole shards */
+    int credit;                 /* bsp: slices of a shard a worker has on the way, 0 = all at once */
     const char *layers;         /* the layer list as the user wrote it, for messages */
     int quiet;                  /* no informational lines */
 } ps_config_t;

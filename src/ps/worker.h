@@ -23,7 +23,11 @@ typedef struct {
     const optim_config_t *optim; /* the servers' optimizer: LARS shards by layer (optim_shard_range); NULL: even */
     size_t chunk;              /* bsp push/reply slice in elements (--ps-chunk-kb), 0 = whole shards; must
                                 * equal the servers' value; LARS always sends whole shards */
+    int credit;                /* bsp: slices of a shard on their way before its answers return; 0 = all */
 } ps_worker_config_t;
+
+/* --ps-credit default: two slices of a shard on the way per worker (docs/ps.md, Credit) */
+#define PS_CREDIT_DEFAULT 2
 
 ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *const *endpoints);
 /* INIT: these become the servers' parameters (optimizer state zeroed); one worker calls it */
@@ -32,7 +36,7 @@ int ps_worker_init_params(ps_worker_t *w, const float *params);
 int ps_worker_pull(ps_worker_t *w, float *params);
 /* the servers' current parameters (async/ssp: a snapshot) without waiting for a new generation */
 int ps_worker_fetch(ps_worker_t *w, float *params);
-/* push grads (all slices of all shards, then wait), params <- the servers' answers, slice by slice */
+/* push grads (credit slices per shard, one more per answer), params <- the answers, slice by slice */
 int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr);
 int ps_worker_state_get(ps_worker_t *w, float *params, float *state);
 /* sender != 0 sends params+state; every worker then pulls the new generation */

@@ -23,7 +23,7 @@ ps_config_t exchange_ps_config(const options_t *o) {
         .fingerprint = options_fingerprint(o), .optim = options_optim_config(o),
         .servers = o->servers, .sync = o->sync, .staleness = o->staleness, .bind = o->bind,
         .peer_timeout = o->peer_timeout, .stall_warn = o->stall_warn, .auth = o->ps_auth,
-        .fp16 = o->fp16, .chunk_kb = o->ps_chunk_kb, .layers = o->layers_spec, .quiet = o->quiet,
+        .fp16 = o->fp16, .chunk_kb = o->ps_chunk_kb, .credit = o->ps_credit, .layers = o->layers_spec, .quiet = o->quiet,
     };
     if (ps_transport_parse(o->transport, &c.transport) != 0) c.transport = PS_TRANSPORT_TCP;   /* options.c refused it */
     return c;

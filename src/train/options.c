@@ -20,7 +20,7 @@ enum {
     OPT_STALENESS, OPT_TRANSPORT, OPT_BIND, OPT_PEER_TIMEOUT, OPT_SLOW_RANK, OPT_SLOW_MS,
     OPT_RING_OP, OPT_AUTOTUNE, OPT_AUTOTUNE_LOG, OPT_HIERARCHICAL,
     OPT_TIMELINE, OPT_STALL_WARN, OPT_PS_AUTH, OPT_DEVICE,
-    OPT_OPTIMIZER, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_LARS_ETA, OPT_SAMPLER, OPT_PS_CHUNK_KB,
+    OPT_OPTIMIZER, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_LARS_ETA, OPT_SAMPLER, OPT_PS_CHUNK_KB, OPT_PS_CREDIT,
     OPT_CHECK_OPTIONS, OPT_TIMING_SKIP,
 };
 
@@ -69,6 +69,7 @@ static const struct option long_opts[] = {
     {"stall-warn", required_argument, 0, OPT_STALL_WARN},
     {"ps-auth", required_argument, 0, OPT_PS_AUTH},
     {"ps-chunk-kb", required_argument, 0, OPT_PS_CHUNK_KB},
+    {"ps-credit", required_argument, 0, OPT_PS_CREDIT},
     {"op", required_argument, 0, OPT_RING_OP},
     {"autotune", no_argument, 0, OPT_AUTOTUNE},
     {"autotune-log", required_argument, 0, OPT_AUTOTUNE_LOG},
@@ -152,6 +153,9 @@ void options_usage(FILE *f) {
 "  --ps-chunk-kb K            bsp: push, apply and answer each shard in K KiB slices, overlapping the\n"
 "                             server's apply and reply with later slices' arrival; 0 = whole shards\n"
 "                             (default 1024; LARS always uses whole shards)\n"
+"  --ps-credit C              bsp: a worker keeps at most C slices of each shard on the way and sends\n"
+"                             the next as an answer returns (BytePS' scheduling credit), so slices\n"
+"                             reach the server together; 0 = all at once (default 2)\n"
 "Output\n"
 "  --csv FILE                 append one row of results (header written once)\n"
 "  --checkpoint FILE          write training state here (atomically) at the end\n"
@@ -199,6 +203,7 @@ static void defaults(options_t *o) {
     o->bucket_mb = 4.0f;
     o->chunk_kb = 256;
     o->ps_chunk_kb = 1024;   /* = PS_CHUNK_KB_DEFAULT (src/ps/server.h) */
+    o->ps_credit = 2;        /* = PS_CREDIT_DEFAULT (src/ps/worker.h) */
     o->servers = 1;
     o->sync = SYNC_BSP;
     o->staleness = 2;
@@ -404,6 +409,9 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         case OPT_PS_CHUNK_KB:
             if (parse_long(optarg, 0, 1 << 20, &v)) FAIL("--ps-chunk-kb must be an integer in 0..1048576 (0 = whole shards): got '%s'", optarg);
             o->ps_chunk_kb = (int)v; break;
+        case OPT_PS_CREDIT:
+            if (parse_long(optarg, 0, 1 << 20, &v)) FAIL("--ps-credit must be an integer in 0..1048576 (0 = every slice at once): got '%s'", optarg);
+            o->ps_credit = (int)v; break;
         case OPT_PS_AUTH:
             if (!optarg[0] || copy_str(o->ps_auth, sizeof o->ps_auth, optarg)) FAIL("--ps-auth needs a keyfile path (psring keygen FILE makes one)");
             break;

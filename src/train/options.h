@@ -76,6 +76,7 @@ typedef struct {
     float lars_eta;          /* LARS trust coefficient */
     sampler_kind_t sampler;  /* --sampler */
     int ps_chunk_kb;         /* --ps-chunk-kb: PS bsp push/reply slice in KiB, 0 = whole shards */
+    int ps_credit;           /* --ps-credit: PS bsp slices of a shard on the way per worker, 0 = all */
     int check_options;       /* --check-options: validate and exit, no MPI (the launcher's pre-check) */
 } options_t;
 
