@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # exp_wait.sh: wait_ms measures waiting for the slowest worker. With worker 1 sleeping 8 ms after
 # every step (--slow-rank 1 --slow-ms 8), worker 0 waits about 8 ms per step for it: at the
-# ring's barrier, and at the PS server (its push sits there until worker 1's arrives). The CSV
+# ring's barrier, and at the PS server (worker 1 says it is ready 8 ms after worker 0). The CSV
 # reports the mean over the two workers, so about 4 ms; and never more than exchange_ms.
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"

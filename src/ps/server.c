@@ -54,7 +54,6 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     s->held_half = xcalloc(s->nck, 1);
     s->ck_pushed = xcalloc(s->nck, sizeof(int));
     s->got = xcalloc((size_t)N * s->nck, 1);
-    s->w_slices = xcalloc(N, sizeof(int));
     s->ck_inflight = xcalloc(s->nck, sizeof(atomic_int));
     for (int k = 0; k < s->nck; k++) atomic_init(&s->ck_inflight[k], 0);
     s->last_heard = xcalloc(N, sizeof(double));
@@ -67,8 +66,7 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     for (int w = 0; w < N; w++) s->last_heard[w] = now;
     s->last_push = xcalloc(N, sizeof(double));
     for (int w = 0; w < N; w++) s->last_push[w] = now;
-    s->push_ready = xcalloc(N, sizeof(double));
-    s->push_busy = xcalloc(N, sizeof(double));
+    s->ready_t = xcalloc(N, sizeof(double));
     s->push_wait = xcalloc(N, sizeof(double));
     stall_watch_init(&s->stall, N, c->index == 0 ? c->stall_warn : 0);
 
@@ -84,10 +82,10 @@ void ps_server_free(ps_server_t *s) {
     if (s->mon) zmqCheck(zmq_close(s->mon));
     server_wait_inflight(s);
     free(s->last_push); stall_watch_free(&s->stall);
-    free(s->push_ready); free(s->push_busy); free(s->push_wait);
+    free(s->ready_t); free(s->push_wait);
     free(s->params); free(s->state); free(s->acc); free(s->half);
     free(s->held); free(s->have_held); free(s->held_half); free(s->ck_pushed); free(s->got);
-    free(s->w_slices); free(s->ck_inflight);
+    free(s->ck_inflight);
     free(s->last_heard); free(s->clock); free(s->pend_pull);
     free(s->lost); free(s->done); free(s->bye); free(s->pushed); free(s->f16);
     free(s->pend_reply); free(s->avg_in); free(s->logged);
@@ -135,6 +133,8 @@ void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
     size_t full = s->len * (1 + s->spp);
     switch (h.type) {
     case PS_MSG_HEARTBEAT:
+        /* bsp: on the push socket, for this round, it says "my step's compute is done" */
+        if (!hb_socket && s->c.sync == SYNC_BSP && h.iteration == s->round && s->ready_t[w] == 0) s->ready_t[w] = timer_now();
         return;
     case PS_MSG_INIT:
     case PS_MSG_STATE_SET: {

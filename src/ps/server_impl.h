@@ -39,7 +39,6 @@ struct ps_server {
     uint8_t *have_held, *held_half;
     int *ck_pushed;                   /* pushes of slice k this round */
     uint8_t *got;                     /* [w * nck + k]: worker w's slice k arrived this round */
-    int *w_slices;                    /* slices worker w pushed this round */
     int ck_done, round_msgs;          /* slices applied, pushes handled in this round */
     atomic_int *ck_inflight;          /* zero-copy replies out of slice k's params/half */
     uint64_t round;
@@ -60,7 +59,7 @@ struct ps_server {
     stall_watch_t stall;
     /* bsp wait accounting: when each push of the round was handled, the round's push-handling
      * time at that moment, and the idle wait sent back in the PARAMS header's lr field */
-    double *push_ready, *push_busy, *push_wait, round_busy;
+    double *ready_t, *push_wait; /* bsp: when worker w said it is ready for this round; its wait */
     /* --ps-auth: ZAP handler (REP) and handshake monitor (PAIR), polled by the server loop */
     void *zap, *mon;
     uint8_t client_key[32];

@@ -102,7 +102,7 @@ static void apply_slice(ps_server_t *s, int k) {
         memset(s->got, 0, (size_t)s->c.nworkers * s->nck);
         for (int w = 0; w < s->c.nworkers; w++) {
             s->pushed[w] = 0;
-            s->w_slices[w] = 0;
+            s->ready_t[w] = 0;
             if (!server_worker_live(s, w)) continue;
             s->clock[w] = s->round;
             s->hist[0]++; /* every gradient of the round was computed on version round-1: staleness 0 */
@@ -128,18 +128,17 @@ void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
         for (int v = 0; v < s->c.nworkers; v++) need += !s->lost[v];
         int last = s->ck_pushed[k] + 1 >= need;                         /* slice k complete */
         int round_last = s->round_msgs + 1 >= need * s->nck;          /* the round's last push */
-        /* Wait of each worker = the server's idle time between handling its last push of the
-         * round and the start of the round's last push: time spent on nobody's bytes but the
-         * stragglers'. Handling other pushes in between (their sums, the slices applied and
-         * answered meanwhile) is the model's aggregation, not waiting. */
-        double ta = timer_now();
+        /* Wait of each worker = how long before the round's last worker it was ready, on this
+         * server's clock: each worker says it is ready (a header alone, before its first slice,
+         * on the same connection) when its compute is done. The skew of those arrivals is the
+         * wait for the slowest, as the ring's barrier measures it; the last worker's push bytes
+         * still on the wire are exchange, not wait. */
         if (round_last) {
-            for (int v = 0; v < s->c.nworkers; v++) {
-                double idle = (ta - s->push_ready[v]) - (s->round_busy - s->push_busy[v]);
-                s->push_wait[v] = s->pushed[v] && idle > 0 ? idle : 0;
-            }
-            s->push_wait[w] = 0;
-            s->round_busy = 0;
+            double last_ready = 0;
+            for (int v = 0; v < s->c.nworkers; v++)
+                if (!s->lost[v] && s->ready_t[v] > last_ready) last_ready = s->ready_t[v];
+            for (int v = 0; v < s->c.nworkers; v++)
+                s->push_wait[v] = s->ready_t[v] > 0 ? last_ready - s->ready_t[v] : 0;
         }
         /* the mean is formed exactly as (((g0 + g1) + g2) ...) * (1/N) per element, in the order
          * the pushes of that slice arrived, fused into as few passes over memory as possible;
@@ -177,17 +176,10 @@ void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
         }
         s->got[(size_t)w * s->nck + k] = 1;
         if (!s->pushed[w]) { s->pushed[w] = 1; s->npushed++; }
-        s->w_slices[w]++;
         s->ck_pushed[k]++;
         s->round_msgs++;
         s->round_lr = h->lr;
         if (last) apply_slice(s, k);
-        if (!round_last) {
-            double now = timer_now();
-            if (s->w_slices[w] == s->nck) s->push_ready[w] = now;   /* w's whole push is in */
-            s->round_busy += now - ta;
-            if (s->w_slices[w] == s->nck) s->push_busy[w] = s->round_busy;
-        }
         return;
     }
     /* async / ssp: apply now */

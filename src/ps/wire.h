@@ -19,8 +19,9 @@
  *   -1 - server index for server-sent messages. iteration: the worker's clock (PUSH), the
  *   parameter generation wanted (PULL), the round (AVG). version: the global clock the
  *   parameters carry (PARAMS) or were read at (PUSH, echoed back for staleness). lr: the learning
- *   rate (PUSH); in a bsp PARAMS reply, the seconds the recipient's push waited at the server for
- *   the round's last push (server idle time; 0 elsewhere), so workers can split wait from transfer.
+ *   rate (PUSH); in a bsp PARAMS reply, the seconds the recipient was ready before
+ *   the round's last worker was ready (HEARTBEAT with the round, sent ahead of a push; 0 elsewhere),
+ *   so workers can split wait from transfer.
  *
  * Decoding (ps_wire_decode) checks everything that a header alone can check: size, magic,
  * version, type, dtype allowed for the type, count/payload_len consistency. The server then
@@ -42,7 +43,8 @@ typedef enum {
     PS_MSG_PUSH,          /* worker -> server: gradient shard (f32|f16), lr in header */
     PS_MSG_PARAMS,        /* server -> worker: parameter shard (f32|f16) */
     PS_MSG_ACK,           /* server -> worker: INIT/STATE_SET applied */
-    PS_MSG_HEARTBEAT,     /* either way: I am alive */
+    PS_MSG_HEARTBEAT,     /* either way: I am alive; bsp, worker -> server ahead of a push, with
+                           * iteration = the round: my compute is done (the servers' wait) */
     PS_MSG_STATE_GET,     /* worker -> server: send params + optimizer state */
     PS_MSG_STATE,         /* server -> worker: params then state (f32) */
     PS_MSG_STATE_SET,     /* worker 0 -> server: params then state (f32), bumps generation */

@@ -389,6 +389,11 @@ static void on_step_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_
 int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) {
     double t_push = timer_now();
     int S = w->c.nservers, next[S], kmax = 0;
+    for (int s = 0; s < S; s++) {   /* ready: a header alone, ahead of the slices (the servers' wait) */
+        ps_header_t h = worker_header(w, s, PS_MSG_HEARTBEAT, PS_DTYPE_NONE, 0);
+        h.iteration = w->clock;
+        send_header(w, s, &h, 0);
+    }
     for (int s = 0; s < S; s++) {
         next[s] = w->c.credit > 0 && w->c.credit < w->nchunks[s] ? w->c.credit : w->nchunks[s];
         if (next[s] > kmax) kmax = next[s];
