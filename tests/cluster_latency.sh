@@ -2,7 +2,8 @@
 # cluster_latency.sh: psring --inject-latency-us A (libpsring-inject.so) makes every MPI
 # point-to-point and ZeroMQ message wait A us before it is sent, so that the alpha term shows:
 # a 4 KB ring allreduce on 2 ranks takes 2(N-1) A = 2 A (it was microseconds), a PS push+pull
-# round trip 2 A (push, reply); MPI_Allreduce (not a point-to-point send) is untouched; and the
+# round trip 3 A (the worker's ready header, its push, the reply: the shim makes each message
+# wait in its sender, so the ready, which on a real link travels beside the push, costs one A); MPI_Allreduce (not a point-to-point send) is untouched; and the
 # training math is unchanged (the same losses as without). Runs on loopback: no root needed.
 . "$(dirname "$0")/common.sh"
 export PSRING_BUILDDIR="$TOP_BUILDDIR"
@@ -31,12 +32,12 @@ for try in 1 2 3; do
   timeout 60 "$PSRING" bench ps -np 2 --servers 1 -b 4K -e 4K --iters 10 -w 1 --csv "$SCRATCH/ps.csv" \
     --inject-latency-us $A >"$SCRATCH/ps.out" 2>&1 || { cat "$SCRATCH/ps.out"; fail "bench ps with injection failed"; }
   p=$(awk -F, '$2 == "ps" { printf "%.0f", $8 / $7 * 1e6 }' "$SCRATCH/ps.csv")
-  awk -v t="$p" -v a=$A 'BEGIN { exit !(t >= 2 * a) }' || fail "ps push+pull of 4 KB took $p us with $A us injected (at least 2 x $A)"
+  awk -v t="$p" -v a=$A 'BEGIN { exit !(t >= 3 * a) }' || fail "ps push+pull of 4 KB took $p us with $A us injected (at least 3 x $A)"
   ps_us=$(awk -v x="$ps_us" -v y="$p" 'BEGIN { print (y < x ? y : x) }')
-  awk -v t="$ps_us" -v a=$A 'BEGIN { exit !(t < 3 * a) }' && break
+  awk -v t="$ps_us" -v a=$A 'BEGIN { exit !(t < 4 * a) }' && break
 done
-awk -v t="$ps_us" -v a=$A 'BEGIN { exit !(t < 3 * a) }' \
-  || fail "ps push+pull of 4 KB took $ps_us us (best of 3) with $A us injected (want 2 x $A .. 3 x $A)"
+awk -v t="$ps_us" -v a=$A 'BEGIN { exit !(t < 4 * a) }' \
+  || fail "ps push+pull of 4 KB took $ps_us us (best of 3) with $A us injected (want 3 x $A .. 4 x $A)"
 DATA=$(find_mnist) || { pass "injection: ring $ring_us us, ps $ps_us us for $A us (no MNIST: training check skipped)"; exit 0; }
 common=(--data "$DATA" --steps 8 --train-limit 512 --test-limit 200 --batch 32 --seed 3 --quiet)
 for topo in "ring" "ps --servers 1"; do
