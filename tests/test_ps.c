@@ -360,7 +360,7 @@ static void *bsp_worker(void *arg) {
     ps_worker_config_t wc = { .rank = rank, .nworkers = 2, .nservers = 2, .total = BC,
                               .state_per_param = optim_state_per_param(&bsp_oc), .peer_timeout = 20,
                               .mpi_rank = 2 + rank, .optim = &bsp_oc, .chunk = bsp_chunk,
-                              .credit = bsp_credit };
+                              .credit = bsp_credit, .bsp = 1 };
     ps_worker_t *w = ps_worker_create(zctx, &wc, eps);
     static float init[BC];
     float params[BC], g[BC];
@@ -459,7 +459,7 @@ START_TEST(test_server_rejects_bad_slices) {
     for (int i = 0; i < SC; i++) { p0[i] = (float)(i % 89) * 0.01f; g0[i] = (float)(i % 13) - 6; g1[i] = (float)(i % 7) * 0.5f; }
     char *eps[1] = { ep };
     ps_worker_config_t wc = { .rank = 0, .nworkers = 2, .nservers = 1, .total = SC, .state_per_param = 1,
-                              .peer_timeout = 20, .mpi_rank = 1, .chunk = CK };
+                              .peer_timeout = 20, .mpi_rank = 1, .chunk = CK, .bsp = 1 };
     ps_worker_t *w0 = ps_worker_create(zctx, &wc, eps);
     ps_worker_init_params(w0, p0);
     ps_worker_pull(w0, got);

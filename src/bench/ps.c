@@ -284,7 +284,8 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
     for (int s = 0; s < o->servers; s++) eps[s] = all + (size_t)s * EP_LEN;
     ps_worker_config_t c = { .rank = wrank, .nworkers = nworkers, .nservers = o->servers, .total = count,
                              .state_per_param = 1, .peer_timeout = 30, .mpi_rank = rank,
-                             .chunk = o->sync == SYNC_BSP ? (size_t)o->chunk_kb * 1024 / 4 : 0, .credit = o->credit };
+                             .chunk = o->sync == SYNC_BSP ? (size_t)o->chunk_kb * 1024 / 4 : 0, .credit = o->credit,
+                             .bsp = o->sync == SYNC_BSP };
     ps_worker_t *w = ps_worker_create(ctx, &c, eps);
     float *own_p = ts ? NULL : xcalloc(count, sizeof(float)), *own_g = ts ? NULL : xcalloc(count, sizeof(float));
     float *params = ts ? ts->m.params : own_p, *grads = ts ? ts->m.grads : own_g;

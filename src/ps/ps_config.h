@@ -29,6 +29,9 @@ typedef struct {
     int quiet;                  /* no informational lines */
 } ps_config_t;
 
+/* --ps-credit default: two slices of a shard on the way per worker (docs/ps.md, Credit) */
+#define PS_CREDIT_DEFAULT 2
+
 static inline const char *ps_sync_name(sync_mode_t s) {
     switch (s) {
     case SYNC_BSP: return "bsp";

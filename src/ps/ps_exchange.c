@@ -329,7 +329,7 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
             .state_per_param = optim_state_per_param(&ex->optim), .fp16 = c->fp16,
             .peer_timeout = timeout, .mpi_rank = rank, .server_rank_base = 0, .on_fatal = abort_job,
             .auth = auth ? &p->auth : NULL, .optim = &ex->optim,
-            .chunk = ps_chunk_elems(c), .credit = c->credit,
+            .chunk = ps_chunk_elems(c), .credit = c->credit, .bsp = c->sync == SYNC_BSP,
         };
         p->worker = ps_worker_create(p->zctx, &wc, eps);
         free(eps);

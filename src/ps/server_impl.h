@@ -57,9 +57,9 @@ struct ps_server {
     /* --stall-warn: when each worker last pushed, when the current bsp round began, who was named */
     double *last_push, round_t0;
     stall_watch_t stall;
-    /* bsp wait accounting: when each push of the round was handled, the round's push-handling
-     * time at that moment, and the idle wait sent back in the PARAMS header's lr field */
-    double *ready_t, *push_wait; /* bsp: when worker w said it is ready for this round; its wait */
+    /* bsp wait: when worker w's ready header for this round arrived, and its wait, sent back in
+     * the PARAMS header's lr field */
+    double *ready_t, *push_wait;
     /* --ps-auth: ZAP handler (REP) and handshake monitor (PAIR), polled by the server loop */
     void *zap, *mon;
     uint8_t client_key[32];

@@ -389,7 +389,7 @@ static void on_step_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_
 int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) {
     double t_push = timer_now();
     int S = w->c.nservers, next[S], kmax = 0;
-    for (int s = 0; s < S; s++) {   /* ready: a header alone, ahead of the slices (the servers' wait) */
+    for (int s = 0; w->c.bsp && s < S; s++) {   /* ready: a header alone, ahead of the slices (the servers' wait) */
         ps_header_t h = worker_header(w, s, PS_MSG_HEARTBEAT, PS_DTYPE_NONE, 0);
         h.iteration = w->clock;
         send_header(w, s, &h, 0);
@@ -403,7 +403,7 @@ int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) 
             if (k < next[s]) push_slice(w, s, k, grads, lr);
     double t_wait = timer_now();
     /* the servers' replies (pull, the copy, nests inside; later slices leave as credits come
-     * back); their headers say how long the push waited for the round's last one */
+     * back); their headers say how long before the round's last worker this one was ready */
     w->step_wait = 0;
     step_ctx_t sc = { params, grads, lr, next };
     wait_replies_n(w, 0, S, PS_MSG_PARAMS, 1, 0, 1, on_step_params, &sc);

@@ -24,10 +24,8 @@ typedef struct {
     size_t chunk;              /* bsp push/reply slice in elements (--ps-chunk-kb), 0 = whole shards; must
                                 * equal the servers' value; LARS always sends whole shards */
     int credit;                /* bsp: slices of a shard on their way before its answers return; 0 = all */
+    int bsp;                   /* the servers run bsp rounds: each push goes after a ready header (their wait) */
 } ps_worker_config_t;
-
-/* --ps-credit default: two slices of a shard on the way per worker (docs/ps.md, Credit) */
-#define PS_CREDIT_DEFAULT 2
 
 ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *const *endpoints);
 /* INIT: these become the servers' parameters (optimizer state zeroed); one worker calls it */
