@@ -3,7 +3,8 @@
 # gets 1/D of a core (a cgroup CPU quota, period D ms) and links of --rate/D. A busy loop started
 # in a host (through cluster-rsh, as Open MPI starts its daemons) gets its share within 10%; a
 # straggler (`share h1 0.5`) gets half of it; `quota off` lifts the quotas and `quota on` puts
-# each back at its share; `down` removes the cgroups with everything else,
+# each back at its share; idle CPUs poll while it is up (cpu_dma_latency held at 0); `down`
+# removes the cgroups with everything else and releases that request,
 # also with a process still inside; bad values get one line and exit 2.
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/cluster_common.sh"
@@ -23,6 +24,14 @@ assert_clean "bad input"
 "$CLUSTER" up 2 --rate 800mbit --dilation 4 >"$SCRATCH/up" 2>&1 || { cat "$SCRATCH/up"; fail "up 2 --dilation 4 failed"; }
 tc qdisc show dev psrv1 | grep -q "rate 200Mbit" || fail "h1's link is not 800mbit / 4 = 200mbit"
 "$CLUSTER" status --no-measure | grep -q "time dilation: 4" || fail "status does not show the dilation"
+# idle CPUs poll while the cluster is up: a PM QoS request of 0 us held by a sleeper in its cgroup
+poll=""
+if [[ -w /dev/cpu_dma_latency ]]; then
+  poll=$(awk -F= '$1 == "idle_poll" { print $2 }' /run/psring-cluster/state)
+  [[ -n $poll && $(readlink "/proc/$poll/fd/3") == /dev/cpu_dma_latency ]] || fail "no process holds /dev/cpu_dma_latency (state: '$poll')"
+  [[ $(od -An -td4 /dev/cpu_dma_latency | tr -d ' ') == 0 ]] || fail "the CPU latency request is $(od -An -td4 /dev/cpu_dma_latency), want 0"
+  "$CLUSTER" status --no-measure | grep -q "idle CPUs poll" || fail "status does not say that idle CPUs poll"
+fi
 "$CLUSTER" share h7 0.5 >/dev/null 2>&1 && fail "share of a host that does not exist succeeded"
 "$CLUSTER" share h1 2x >/dev/null 2>&1 && fail "share '2x' succeeded"
 
@@ -57,4 +66,5 @@ sleep 0.5
 "$CLUSTER" down >/dev/null || fail "down failed"
 wait 2>/dev/null
 assert_clean "down of a dilated cluster"
+[[ -z $poll || $(readlink "/proc/$poll/fd/3" 2>/dev/null) != /dev/cpu_dma_latency ]] || fail "down left the CPU latency request held (pid $poll)"
 pass "dilation 4: h0 ran at $s0 of a core (1/4), straggler h1 at $s1 (1/8); quota off $s2, on again $s3; down left nothing"
