@@ -66,6 +66,12 @@ def ps_time(N, n, alpha, beta, gamma, S=0, k=0, x=None, slice_bytes=0):
     return 2 * N * alpha + (ps_bytes(N, n, S, k, x) + fill) * beta + summed * gamma
 
 
+def slice_bytes(chunk_kb, wire_bytes_per_param):
+    """Bytes on the wire of one PS slice: the trainer's --ps-chunk-kb counts KiB of float32
+    parameters, so with fp16 on the wire (2 bytes a parameter) a 64 KiB slice is 32 KiB."""
+    return chunk_kb * 1024 / 4 * wire_bytes_per_param
+
+
 def byteps_optimum(N, k, n, B):
     """BytePS' t_opt = 2 N (N-1) n / ((N^2 + k N - 2k) B): the best x for N workers and k server
     hosts (B bytes/s). ps_bytes at x* = 2k(N-1) / (N^2 + kN - 2k) gives the same (tested)."""

@@ -22,6 +22,8 @@ close(cm.ps_time(4, 1e6, 1e-5, 1e-9, 1e-10, k=1), 8e-5 + 2 * 4e6 * 1e-9 + 4e6 * 
 close(cm.ps_time(4, 1e6, 1e-5, 1e-9, 0, k=1, slice_bytes=65536), 8e-5 + (4e6 + 65536) * 1e-9, "ps k=1 N=4 sliced")
 close(cm.ps_time(4, 1e6, 0, 1e-9, 0, k=8, slice_bytes=1e5), (1e6 + 1e5) * 1e-9, "ps k=8 N=4: the worker link")
 close(cm.ps_time(8, 1e6, 0, 1e-9, 0, k=2, slice_bytes=1 << 30), (4e6 + 5e5) * 1e-9, "slice capped at the shard")
+close(cm.slice_bytes(64, 2), 32768, "a 64 KiB slice of floats is 32 KiB on the wire in fp16")
+close(cm.slice_bytes(64, 4), 65536, "and 64 KiB in float32")
 # PS, S colocated shards: (N+S-2) n/S on a shard holder, n on a host without one
 close(cm.ps_bytes(4, 1e6, S=2), 2e6, "ps S=2 N=4 bytes")
 close(cm.ps_bytes(8, 1e6, S=2), 4e6, "ps S=2 N=8 bytes")
@@ -57,7 +59,8 @@ assert cm.step_time("ring", 1, 0, cal, 1.5, samples=[1.0, 2.0])[2] == 0.0
 PY
 
 printf 'format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-4,8e-9,0,1000000000,8\n' >"$SCRATCH/cal.csv"
-# --compare on the fixture: hand-computed (fixture rows: n = 200000 params x 2 B; compute 14 ms from N=1)
+# --compare on the fixture: hand-computed (fixture rows: n = 200000 params x 2 B; compute 14 ms from N=1;
+# a 64 KiB PS slice of float32 parameters is 32 KiB on the wire in fp16)
 "$MODEL" --calibration "$SCRATCH/cal.csv" --compare "$TOP_SRCDIR/tests/fixtures/demo_small.csv" --out "$SCRATCH/cmp.csv" >"$SCRATCH/out" \
   || { cat "$SCRATCH/out"; fail "--compare failed"; }
 python3 - "$SCRATCH/cmp.csv" <<'PY' || fail "--compare values"
@@ -66,8 +69,8 @@ rows = {(r["label"], r["workers"]): r for r in csv.DictReader(open(sys.argv[1]))
 assert ("ring", "8") not in rows, "a failed run was compared"
 want = {  # (model step ms, step err %, model exchange ms, exchange err %)
     ("ring", "4"): (19.4, -3.0, 5.4, -10.0),                                   # 6e-4 + 1.5 x 4e5 x 8e-9
-    ("ps, 1 server host", "4"): (28.124288, -6.3, 14.124288, -2.6),            # 8e-4 + (1.6e6 + 65536) x 8e-9
-    ("ps, N colocated", "4"): (20.124288, -4.2, 6.124288, -12.5),              # 8e-4 + (6e5 + 65536) x 8e-9
+    ("ps, 1 server host", "4"): (27.862144, -7.1, 13.862144, -4.4),            # 8e-4 + (1.6e6 + 32768) x 8e-9
+    ("ps, N colocated", "4"): (19.862144, -5.4, 5.862144, -16.3),              # 8e-4 + (6e5 + 32768) x 8e-9
 }
 for k, (ms, err, ex, exerr) in want.items():
     r = rows[k]
