@@ -90,6 +90,19 @@ buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "exchanges faster than the ring from k=4 on" in buf.getvalue(), buf.getvalue()
+assert "(model: not compared;" in buf.getvalue(), buf.getvalue()
+# the model's crossover comes from its exchange for the same points (model_vs_measured.csv)
+cols = ["label", "workers", "servers", "server_hosts", "sync", "straggler", "step_err_pct", "exchange_err_pct",
+        "model_exchange_ms", "model_samples_per_s"]
+with open(os.path.join(out, "model_vs_measured.csv"), "w") as f:
+    f.write(",".join(cols) + "\n")
+    f.write("ring,4,,0,,1.0,1.0,2.0,1.80,400000\n")
+    for k, ex in ((2, 2.5), (3, 1.79), (4, 1.2)):   # under the ring's 1.80 from k=3
+        f.write('"ps, k server hosts",4,%d,%d,bsp,1.0,1.0,2.0,%.2f,400000\n' % (k, k, ex))
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+assert "from k=4 on (1.00 vs 1.90 ms) (model: from k=3; bytes alone, BytePS: k > N^2/(2(N-1)) = 2.67)" in buf.getvalue(), buf.getvalue()
 PY
 # --loopback (also what runs without root): the sweep (a stub launcher hands back the fixture
 # sweep), then plot and summary, every figure and the verdict labelled loopback
