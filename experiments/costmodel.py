@@ -12,7 +12,7 @@ as long as the busiest direction of the busiest link (BytePS, Jiang et al., OSDI
 
   ring allreduce      2(N-1) alpha + 2(N-1)/N n beta + (N-1)/N n gamma
   PS, k servers on    worker link: n out, n in;  server link: N n / k in and out
-    their own hosts   -> 2N alpha + (max(n, N n / k) + slice) beta + N n / k gamma
+    their own hosts   -> 2N alpha + (max(n, N n / k) + max(N, k) slice) beta + N n / k gamma
   PS, S shards        a host with a shard receives the other N-1 workers' pushes of it, (N-1) n/S,
     colocated with      and, as a worker, pulls the S-1 shards it does not hold: (N+S-2) n/S
     the workers       -> 2 alpha + max(n, (N+S-2) n / S) beta + (N-1) n / S gamma
@@ -57,13 +57,19 @@ def ps_bytes(N, n, S=0, k=0, x=None):
 def ps_time(N, n, alpha, beta, gamma, S=0, k=0, x=None, slice_bytes=0):
     """Seconds of one BSP push + pull of n bytes. The worker pushes in slices and the server
     answers each slice as soon as it has it from everybody, so pulls overlap later pushes: the
-    busiest direction's bytes, plus one slice that must arrive before the first answer leaves
-    (slice_bytes 0: whole shards, push and then pull, twice the busiest direction)."""
+    busiest direction's bytes, plus the pipeline's fill, while the answers cannot leave yet.
+    A server on its own host has nothing else to send: its link idles until the first slice is
+    in from every worker, N slices through its own link (they arrive side by side) or k through
+    a worker's (which sends one to each server in turn). A colocated server's link carries its
+    worker's pushes meanwhile: one slice. Whole shards (slice_bytes 0, or slices as big) make
+    the fill the whole push: push and then pull, twice the busiest direction."""
     x = 1.0 if x is None else x
     shard = x * n / k if k > 0 else n / S
     summed = N * shard                               # bytes the busiest server adds up
-    fill = min(slice_bytes, shard) if slice_bytes > 0 else ps_bytes(N, n, S, k, x)
-    return 2 * N * alpha + (ps_bytes(N, n, S, k, x) + fill) * beta + summed * gamma
+    busiest = ps_bytes(N, n, S, k, x)
+    piece = min(slice_bytes, shard) if slice_bytes > 0 else shard
+    fill = min(piece * (max(N, k) if k > 0 else 1), busiest) if slice_bytes > 0 else busiest
+    return 2 * N * alpha + (busiest + fill) * beta + summed * gamma
 
 
 def slice_bytes(chunk_kb, wire_bytes_per_param):

@@ -17,11 +17,13 @@ close(cm.ring_time(4, 1e6, 1e-5, 1e-9, 1e-10), 6e-5 + 1.5e-3 + 7.5e-5, "ring N=4
 close(cm.ring_time(2, 1e6, 1e-5, 1e-9, 0), 2e-5 + 1e-3, "ring N=2")
 close(cm.ring_time(8, 4e5, 1e-4, 8e-9, 0), 14e-4 + 1.75 * 4e5 * 8e-9, "ring N=8")
 close(cm.ring_time(1, 1e6, 1e-5, 1e-9, 1e-10), 0.0, "ring N=1")
-# PS, k server hosts: 2N alpha + (max(n, N n/k) + slice) beta + N n/k gamma
+# PS, k server hosts: 2N alpha + (max(n, N n/k) + max(N, k) slice) beta + N n/k gamma: a server
+# host's link idles until the first slice is in from every worker
 close(cm.ps_time(4, 1e6, 1e-5, 1e-9, 1e-10, k=1), 8e-5 + 2 * 4e6 * 1e-9 + 4e6 * 1e-10, "ps k=1 N=4 whole shards")
-close(cm.ps_time(4, 1e6, 1e-5, 1e-9, 0, k=1, slice_bytes=65536), 8e-5 + (4e6 + 65536) * 1e-9, "ps k=1 N=4 sliced")
-close(cm.ps_time(4, 1e6, 0, 1e-9, 0, k=8, slice_bytes=1e5), (1e6 + 1e5) * 1e-9, "ps k=8 N=4: the worker link")
-close(cm.ps_time(8, 1e6, 0, 1e-9, 0, k=2, slice_bytes=1 << 30), (4e6 + 5e5) * 1e-9, "slice capped at the shard")
+close(cm.ps_time(4, 1e6, 1e-5, 1e-9, 0, k=1, slice_bytes=65536), 8e-5 + (4e6 + 4 * 65536) * 1e-9, "ps k=1 N=4 sliced: N slices of fill")
+close(cm.ps_time(4, 1e6, 0, 1e-9, 0, k=8, slice_bytes=1e5), (1e6 + 8e5) * 1e-9, "ps k=8 N=4: the worker link, k slices of fill")
+close(cm.ps_time(8, 1e6, 0, 1e-9, 0, k=2, slice_bytes=1 << 30), (4e6 + 4e6) * 1e-9, "whole shards: push, then pull")
+close(cm.ps_time(4, 1e6, 0, 1e-9, 0, S=4, slice_bytes=1e5), (1.5e6 + 1e5) * 1e-9, "colocated: one slice of fill")
 close(cm.slice_bytes(64, 2), 32768, "a 64 KiB slice of floats is 32 KiB on the wire in fp16")
 close(cm.slice_bytes(64, 4), 65536, "and 64 KiB in float32")
 # PS, S colocated shards: (N+S-2) n/S on a shard holder, n on a host without one
@@ -69,7 +71,7 @@ rows = {(r["label"], r["workers"]): r for r in csv.DictReader(open(sys.argv[1]))
 assert ("ring", "8") not in rows, "a failed run was compared"
 want = {  # (model step ms, step err %, model exchange ms, exchange err %)
     ("ring", "4"): (19.4, -3.0, 5.4, -10.0),                                   # 6e-4 + 1.5 x 4e5 x 8e-9
-    ("ps, 1 server host", "4"): (27.862144, -7.1, 13.862144, -4.4),            # 8e-4 + (1.6e6 + 32768) x 8e-9
+    ("ps, 1 server host", "4"): (28.648576, -4.5, 14.648576, 1.0),             # 8e-4 + (1.6e6 + 4 x 32768) x 8e-9
     ("ps, N colocated", "4"): (19.862144, -5.4, 5.862144, -16.3),              # 8e-4 + (6e5 + 32768) x 8e-9
 }
 for k, (ms, err, ex, exerr) in want.items():
@@ -133,7 +135,7 @@ PY
 out=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ring -N 8 --params 200000 --fp16 --compute-ms 14) || fail "--explain: $out"
 [[ $out == *"14 x 100.0 us"*"1.75 x 0.40 MB / 125 MB/s"* ]] || fail "--explain ring: $out"
 out=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ps -N 4 --server-hosts 2 --params 200000 --compute-ms 14) || fail "--explain ps: $out"
-[[ $out == *"BytePS"* && $out == *"8 x 100.0 us"* ]] || fail "--explain ps: $out"
+[[ $out == *"BytePS"* && $out == *"8 x 100.0 us"* && $out == *"+ 4 x 0.400) MB"* ]] || fail "--explain ps: $out"
 "$MODEL" --extrapolate --compute-ms 50 >"$SCRATCH/ex" || fail "--extrapolate failed"
 [[ $(grep -c Gbit "$SCRATCH/ex") == 16 ]] || fail "--extrapolate: not 4 models x 4 rates: $(cat "$SCRATCH/ex")"
 
