@@ -29,6 +29,8 @@ typedef struct {
     int quiet;                  /* no informational lines */
 } ps_config_t;
 
+/* --ps-chunk-kb default: bsp slices of 1 MiB (measured: docs/ps.md, Benchmark) */
+#define PS_CHUNK_KB_DEFAULT 1024
 /* --ps-credit default: two slices of a shard on the way per worker (docs/ps.md, Credit) */
 #define PS_CREDIT_DEFAULT 2
 

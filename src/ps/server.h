@@ -29,9 +29,6 @@ typedef struct {
                                   * async/ssp and LARS. Workers must use the same value. */
 } ps_server_config_t;
 
-/* --ps-chunk-kb default: bsp slices of 1 MiB (measured: docs/ps.md, Benchmark) */
-#define PS_CHUNK_KB_DEFAULT 1024
-
 /* Staleness histogram buckets: 0..PS_HIST-2 exact, last bucket ">=". */
 #define PS_HIST 32
 

@@ -202,7 +202,7 @@ static void defaults(options_t *o) {
     o->allreduce = ALLREDUCE_RING;
     o->bucket_mb = 4.0f;
     o->chunk_kb = 256;
-    o->ps_chunk_kb = 1024;   /* = PS_CHUNK_KB_DEFAULT (src/ps/server.h) */
+    o->ps_chunk_kb = PS_CHUNK_KB_DEFAULT;
     o->ps_credit = PS_CREDIT_DEFAULT;
     o->servers = 1;
     o->sync = SYNC_BSP;
