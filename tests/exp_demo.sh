@@ -63,12 +63,16 @@ for k, t in ((2, 26.0), (3, 11.5), (4, 11.0)):
     add("ps, k server hosts", "ps", 4, t, k=k, S=k)
 add("ring", "ring", 4, 30.0, strag=0.5)
 add("ps, N colocated", "ps", 2, 11.4, S=2)   # within 5% of the ring at N=2: a tie, not a win
+# the same step alone on a full core: 8 ms, 128000 samples/s
+pslib.append_row(os.path.join(out, "demo-alone.csv"), ["step_ms", "compute_ms", "data_ms", "samples_per_s"],
+                 dict(step_ms=8, compute_ms=7.5, data_ms=0.5, samples_per_s=128000))
 o = dict(rate="1gbit", dilation=8)
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 text = buf.getvalue()
-for want in ("N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80",
+for want in ("N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80 (throughput(8) / (8 x throughput(1))); 0.64 against the same step alone"
+             " on a full core (128000 samples/s, the one-worker host 0.80x that)",
              "exchanges faster than the ring from k=3 on (1.50 vs 1.90 ms)", "What it does not"):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
 assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
@@ -103,6 +107,20 @@ buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "from k=4 on (1.00 vs 1.90 ms) (model: from k=3; bytes alone, BytePS: k > N^2/(2(N-1)) = 2.67)" in buf.getvalue(), buf.getvalue()
+# the model's errors as its targets count them: per group (the sweep's step and exchange within
+# 10%, the k-server sweep and the straggler runs within 15%), the worst point named in full
+with open(os.path.join(out, "model_vs_measured.csv"), "a") as f:
+    f.write('"ps, N/2 colocated",2,1,0,bsp,1.0,4.0,-28.0,3.0,200000\n')
+    f.write('"ps, 1 server host",4,1,1,async,0.5,-16.3,,3.0,200000\n')
+    f.write('ring,4,,0,,0.5,9.0,1.0,3.0,200000\n')
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+for want in ("sweep, step: 2 of 2 points within 10%, worst +4.0% (ps, N/2 colocated, N=2)",
+             "sweep, exchange: 1 of 2 points within 10%, worst -28.0% (ps, N/2 colocated, N=2)",
+             "k-server sweep, step: 3 of 3 points within 15%, worst +1.0% (ps, k server hosts, k=2, N=4)",
+             "straggler runs, step: 1 of 2 points within 15%, worst -16.3% (ps, 1 server host, async, straggler, N=4)"):
+    assert want in buf.getvalue(), "summary lacks '%s':\n%s" % (want, buf.getvalue())
 PY
 # --loopback (also what runs without root): the sweep (a stub launcher hands back the fixture
 # sweep), then plot and summary, every figure and the verdict labelled loopback
@@ -120,4 +138,4 @@ STUB
   grep -q "loopback: all ranks on this machine" "$SCRATCH/lb/loopback/throughput.svg" || { cat "$SCRATCH/lb.out"; fail "loopback figures not labelled"; }
   grep -q "Note (loopback)" "$SCRATCH/lb.out" || fail "the loopback verdict is not labelled: $(cat "$SCRATCH/lb.out")"
 fi
-pass "demo: dilation correction, quota gating of a run, verdict on a fixture, figures, --loopback, bad flags"
+pass "demo: dilation correction, quota gating of a run, verdict and model errors on a fixture, figures, --loopback, bad flags"
