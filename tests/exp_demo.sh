@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # exp_demo.sh: psring demo's pieces that need no emulated hosts: the dilation correction (every
-# time / D, throughput x D), when a run's hosts get their CPU quota, its verdict on a fixture CSV
-# (winners, ring over PS, scaling, the crossover in server hosts), the figures drawn from it, and
-# bad flags (one line, exit 2).
+# time / D, throughput x D), a step's compute from a timeline, when a run's hosts get their CPU
+# quota, its verdict on a fixture CSV (winners, ring over PS, scaling, the crossover in server
+# hosts, the model's errors), the figures drawn from it, and bad flags (one line, exit 2).
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 scratch
@@ -40,6 +40,24 @@ assert rc == 3 and err.strip() == "oops" and calls == [("quota", "off"), ("quota
 calls.clear()
 rc, out, err = demo.train(["sh", "-c", "echo 'psring-train: topology ring'"], 1)   # not on the cluster: no quota
 assert rc == 0 and calls == [], calls
+# a step's compute from a timeline: the first worker's data + forward + backward between two
+# exchange calls, / D, the WARM first steps left out; a PS server's phases do not count
+import json
+tl = [{"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "rank 0: server 0"}},
+      {"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": "rank 1: worker 0, local rank 0"}}]
+t = 0.0
+for step in range(5):
+    for name, dur in (("data", 800.0), ("forward", 4000.0 + 800 * step), ("backward", 8000.0), ("exchange", 5000.0)):
+        tl.append({"name": name, "ph": "X", "pid": 1, "tid": 0, "ts": t, "dur": dur})
+        if name == "exchange":
+            tl.append({"name": "push", "ph": "X", "pid": 1, "tid": 0, "ts": t, "dur": 1000.0})
+            tl.append({"name": "server-apply", "ph": "X", "pid": 0, "tid": 0, "ts": t + 100, "dur": 3000.0})
+        t += dur
+with open(os.path.join(sys.argv[2], "tl.json"), "w") as f:
+    json.dump({"traceEvents": tl}, f)
+got = demo.step_samples(os.path.join(sys.argv[2], "tl.json"), 8)
+want = [(800 + 4000 + 800 * s + 8000) / 1e3 / 8 for s in range(demo.WARM, 5)]
+assert len(got) == len(want) and all(abs(a - b) < 1e-9 for a, b in zip(got, want)), (got, want)
 # each run's dilation: hosts within 1.25 cores and links at most 125 Mbit/s, capped by --dilation
 ring2, ps8 = ("ring", "ring", 2, 0, 0, 0, "bsp", 1), ("ps", "ps", 8, 1, 1, 0, "bsp", 1)
 assert demo.run_dilation(ring2, 8, "1gbit") == 8 and demo.run_dilation(ring2, 8, "200mbit") == 2
