@@ -112,6 +112,21 @@ buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "exchanges faster than the ring from k=4 on" in buf.getvalue(), buf.getvalue()
+assert "from k=4 on (1.00 vs 1.90 ms)" in buf.getvalue(), buf.getvalue()   # by 47%: no tie note
+# a crossover by less than the verdict's tie band (5%) says so
+k_path, csv_path = csv_path, os.path.join(out, "k-tie.csv")
+add("ring", "ring", 4, 11.9)
+for k, t in ((2, 12.5), (3, 12.0), (4, 11.85)):   # k=4: 1.85 vs 1.90 ms, 2.6% faster
+    add("ps, k server hosts", "ps", 4, t, k=k, S=k)
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+assert "from k=4 on (1.85 vs 1.90 ms, by 2.6%: within the 5% the verdict calls a tie)" in buf.getvalue(), buf.getvalue()
+csv_path = k_path
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+
 assert "(model: not compared;" in buf.getvalue(), buf.getvalue()
 # the model's crossover comes from its exchange for the same points (model_vs_measured.csv)
 cols = ["label", "workers", "servers", "server_hosts", "sync", "straggler", "step_err_pct", "exchange_err_pct",
