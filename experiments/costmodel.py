@@ -21,9 +21,9 @@ as long as the busiest direction of the busiest link (BytePS, Jiang et al., OSDI
                       2N messages through the busiest server, as 2(N-1) through every ring host.
 
 The step (BSP): compute of the slowest host + the exchange that is not hidden. Compute is
-measured once with one worker on one host (the demo's N=1 run), step by step: equal hosts still
-differ from step to step (here the CPU quota's periods; on real hosts the OS's noise), and BSP
-waits for the slowest of N draws, E[max of N] - mean of that one host's steps. A host with a
+measured once, one worker's step on one full core (the demo's step alone: what a real 1-core
+host computes), step by step: equal hosts still differ from step to step (the OS's noise), and
+BSP waits for the slowest of N draws, E[max of N] - mean of that one host's steps. A host with a
 smaller CPU share (a straggler) stretches its compute by 1/share. Async PS: a worker waits for
 nobody; SSP with staleness s lies between (the fast workers wait once every s+1 clocks)."""
 

@@ -93,20 +93,25 @@ def exchange_alone(r):
 
 
 def one_worker_compute(rows, key):
-    """{key(r): (compute s, [step samples s])} from the successful one-worker runs without a
-    straggler: what the cost model takes compute from. Each design's median of step - exchange,
-    then the mean of the designs: a ring rank alone never waits and a PS worker waits for its
-    server every step, and under a CPU quota the first computes 3-4 ms slower (docs/cluster.md);
-    hosts at N >= 2 compute and then wait. A median of both designs' runs pooled fell into either
-    group by one run (22.4 or 24.2 ms in two demo runs). The samples: the steps one by one, from
-    the demo's timelines (step_samples_ms)."""
-    by, samples = {}, {}
+    """{key(r): (compute s, [step samples s])}: what the cost model takes compute from, one
+    worker's step on one full core, as a real 1-core host computes it. That is the step alone
+    (topology local: one process, no quota, no traffic) where the CSV has one, as the demo's
+    does: on emulated hosts no one-worker run is that reference, for under a CPU quota a host
+    that never waits (the ring rank alone) and one that waits every step (the PS worker) compute
+    several ms apart, both off the real host (docs/cluster.md). Without it (a loopback sweep,
+    nothing throttled) the one-worker runs are. The median of step - exchange; the samples: the
+    steps one by one from the runs' timelines (step_samples_ms), for BSP's wait for the slowest."""
+    runs = {}
     for r in rows:
         if r.get("error") or r.get("workers") != "1" or (r.get("straggler") or "1") not in ("1", "1.0"):
             continue
-        by.setdefault(key(r), {}).setdefault(r.get("topology"), []).append((float(r["step_ms"]) - float(r["exchange_ms"])) / 1e3)
-        samples.setdefault(key(r), []).extend(float(x) / 1e3 for x in (r.get("step_samples_ms") or "").split(";") if x)
-    return {k: (statistics.mean(statistics.median(v) for v in d.values()), samples[k]) for k, d in by.items()}
+        runs.setdefault(key(r), []).append(r)
+    out = {}
+    for k, rs in runs.items():
+        rs = [r for r in rs if r.get("topology") == "local"] or rs
+        out[k] = (statistics.median((float(r["step_ms"]) - float(r["exchange_ms"])) / 1e3 for r in rs),
+                  [float(x) / 1e3 for r in rs for x in (r.get("step_samples_ms") or "").split(";") if x])
+    return out
 
 
 def config_label(row):

@@ -81,9 +81,7 @@ for k, t in ((2, 26.0), (3, 11.5), (4, 11.0)):
     add("ps, k server hosts", "ps", 4, t, k=k, S=k)
 add("ring", "ring", 4, 30.0, strag=0.5)
 add("ps, N colocated", "ps", 2, 11.4, S=2)   # within 5% of the ring at N=2: a tie, not a win
-# the same step alone on a full core: 8 ms, 128000 samples/s
-pslib.append_row(os.path.join(out, "demo-alone.csv"), ["step_ms", "compute_ms", "data_ms", "samples_per_s"],
-                 dict(step_ms=8, compute_ms=7.5, data_ms=0.5, samples_per_s=128000))
+add("step alone", "local", 1, 8.0)   # the same step on a full core: 128000 samples/s, in no table of its own
 o = dict(rate="1gbit", dilation=8)
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):

@@ -95,6 +95,20 @@ with open(sys.argv[2], "w", newline="") as f:
 PY
 "$MODEL" --calibration "$SCRATCH/cal.csv" --compare "$SCRATCH/two.csv" --out "$SCRATCH/cmp2.csv" >/dev/null 2>&1 || fail "--compare on two one-worker runs failed"
 grep -q '^ring,4,.*,19.400,' "$SCRATCH/cmp2.csv" || fail "compute is not the median of the one-worker runs: $(grep '^ring,4' "$SCRATCH/cmp2.csv")"
+# with a step alone on one full core (topology local, 10 ms) compute is that, not the one-worker
+# runs, and the step alone is the reference, not a compared point: ring N=4 at 19.4 - 14 + 10 ms
+python3 - "$SCRATCH/two.csv" "$SCRATCH/alone.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+alone = dict(rows[0], label="step alone", topology="local", fp16="0", step_ms="10.0", exchange_ms="0", wait_ms="0")
+with open(sys.argv[2], "w", newline="") as f:
+    w = csv.DictWriter(f, list(rows[0]))
+    w.writeheader()
+    w.writerows(rows + [alone])
+PY
+"$MODEL" --calibration "$SCRATCH/cal.csv" --compare "$SCRATCH/alone.csv" --out "$SCRATCH/cmp4.csv" >/dev/null 2>&1 || fail "--compare with a step alone failed"
+grep -q '^ring,4,.*,15.400,' "$SCRATCH/cmp4.csv" || fail "compute is not the step alone: $(grep '^ring,4' "$SCRATCH/cmp4.csv")"
+! grep -q "step alone" "$SCRATCH/cmp4.csv" || fail "the step alone is compared as a point: $(cat "$SCRATCH/cmp4.csv")"
 # repeats of one configuration: one line, on their median (ring N=4 at 20, 30 and 22 ms: 22 ms)
 python3 - "$TOP_SRCDIR/tests/fixtures/demo_small.csv" "$SCRATCH/rep.csv" <<'PY'
 import csv, sys
@@ -116,8 +130,9 @@ r = ring4[0]
 assert r["runs"] == "3" and r["step_ms"] == "22.000" and r["exchange_ms"] == "6.000", r
 assert abs(float(r["step_err_pct"]) - 100 * (19.4 - 22) / 22) < 0.051, r   # the model's 19.4 ms against the median
 PY
-# compute from the one-worker runs: each design's median, then their mean (ring alone at 24, 24.5
-# and 23.8 ms, PS worker at 19.5, 28 and 19.2: 21.75 ms, where the pooled median is 23.9)
+# compute: one worker's step on one full core. Without a step alone, the one-worker runs pooled
+# (ring at 24, 24.5 and 23.8 ms, PS worker at 19.5, 28 and 19.2: median 23.9); with one
+# (topology local, 22 and 23 ms), only those runs and their samples
 python3 - "$TOP_SRCDIR/experiments" <<'PY' || fail "one-worker compute"
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -128,8 +143,14 @@ rows += [dict(topology="ring", workers="2", straggler="1", step_ms="99", exchang
          dict(topology="ring", workers="1", straggler="0.5", step_ms="99", exchange_ms="0"),
          dict(topology="ring", workers="1", straggler="1", step_ms="99", exchange_ms="0", error="died")]
 c, samples = pslib.one_worker_compute(rows, lambda r: 0)[0]
-assert abs(c - 0.02175) < 1e-12, c
+assert abs(c - 0.0239) < 1e-12, c
 assert samples == [0.001, 0.002] * 6, samples
+rows += [dict(topology="local", workers="1", straggler="1", step_ms=str(s), exchange_ms="0", step_samples_ms="3;4")
+         for s in (22, 23)]
+rows += [dict(topology="local", workers="1", straggler="1", step_ms="5", exchange_ms="0", error="killed")]
+c, samples = pslib.one_worker_compute(rows, lambda r: 0)[0]
+assert abs(c - 0.0225) < 1e-12, c
+assert samples == [0.003, 0.004] * 2, samples
 PY
 # --explain: the formula with the numbers in
 out=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ring -N 8 --params 200000 --fp16 --compute-ms 14) || fail "--explain: $out"
