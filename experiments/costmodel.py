@@ -25,7 +25,10 @@ measured once, one worker's step on one full core (the demo's step alone: what a
 host computes), step by step: equal hosts still differ from step to step (the OS's noise), and
 BSP waits for the slowest of N draws, E[max of N] - mean of that one host's steps. A host with a
 smaller CPU share (a straggler) stretches its compute by 1/share. Async PS: a worker waits for
-nobody; SSP with staleness s lies between (the fast workers wait once every s+1 clocks)."""
+nobody. SSP with staleness s: a fast worker runs free until it is s clocks ahead of the slowest,
+so over E steps between the workers' synchronizations (the trainer's are at every epoch's end)
+it takes max(E a, (E - s) b), a and b the fast and the slow worker's steps; without any, the
+slowest's pace b."""
 
 
 def rate_bps(text):
@@ -108,17 +111,19 @@ def slowest_of(samples, N):
 
 
 def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0, slow_share=1.0,
-              hidden_s=0.0, samples=()):
+              hidden_s=0.0, samples=(), sync_every=0):
     """Seconds of one step: compute of the host everybody waits for + the exposed exchange.
     slow_share < 1: one worker host has that fraction of the others' CPU (a straggler); hidden_s:
-    exchange hidden behind backward (--overlap); samples: one host's per-step compute times.
-    Returns (step, exchange, wait)."""
+    exchange hidden behind backward (--overlap); samples: one host's per-step compute times;
+    sync_every: ssp, steps between the workers' synchronizations (0: none). A fast worker's view
+    under async and ssp. Returns (step, exchange, wait)."""
     ex = max(exchange_time(topology, N, n, cal, S, k) - hidden_s, 0.0)
     slow = compute_s / slow_share
     if topology == "ps" and sync == "async":
         wait = 0.0                              # the fast workers' own pace
     elif topology == "ps" and sync == "ssp":
-        wait = (slow - compute_s) / (staleness + 1) if N > 1 else 0.0
+        a, b, E = compute_s + ex, slow + ex, sync_every
+        wait = max((b if E <= 0 else (E - staleness) * b / E) - a, 0.0) if N > 1 else 0.0
     else:
         wait = slow - compute_s + slowest_of(samples, N) if N > 1 else 0.0
     return compute_s + wait + ex, ex, wait

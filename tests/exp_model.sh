@@ -45,12 +45,19 @@ for N in (2, 4, 8, 16, 100):
         assert all(cm.ps_bytes(N, 1e6, k=k, x=i / 50) >= cm.ps_bytes(N, 1e6, k=k, x=x) * (1 - 1e-9) for i in range(51))
     close(cm.byteps_optimum(N, 0 + 1e-300, 1e6, 1.25e8), 2 * (N - 1) / N * 1e6 / 1.25e8, "k=0: the ring", 1e-9)
     close(cm.byteps_optimum(N, N, 1e6, 1.25e8), 1e6 / 1.25e8, "k=N: n/B", 1e-9)
-# the step: BSP waits for a straggler at half a core, async does not, SSP s=2 a third of it
+# the step: BSP waits for a straggler at half a core, async does not
 cal = {"alpha_s": 0.0, "beta_s_per_byte": 1e-9, "gamma_s_per_byte": 0.0}
 close(cm.step_time("ring", 4, 1e6, cal, 0.01)[0], 0.01 + 1.5e-3, "ring step")
 close(cm.step_time("ring", 4, 1e6, cal, 0.01, slow_share=0.5)[0], 0.02 + 1.5e-3, "ring step, straggler")
 close(cm.step_time("ps", 4, 1e6, cal, 0.01, k=1, sync="async", slow_share=0.5)[0], 0.01 + 8e-3, "async: no wait")
-close(cm.step_time("ps", 4, 1e6, cal, 0.01, k=1, sync="ssp", staleness=2, slow_share=0.5)[2], 0.01 / 3, "ssp wait")
+# ssp, staleness 2, the straggler at half a core: a fast worker's step a = 10 + 8 ms, the
+# straggler's b = 20 + 8; without synchronization the straggler's pace (wait b - a = 10 ms); with
+# one every 4 steps max(4a, 2b) / 4 = a (no wait); every 8, max(8a, 6b) / 8 = 21 ms (wait 3 ms)
+ssp = lambda **kw: cm.step_time("ps", 4, 1e6, cal, 0.01, k=1, sync="ssp", slow_share=0.5, **kw)[2]
+close(ssp(staleness=2), 0.01, "ssp wait, no sync")
+close(ssp(staleness=2, sync_every=4), 0.0, "ssp wait, sync every 4")
+close(ssp(staleness=2, sync_every=8), 0.003, "ssp wait, sync every 8")
+close(ssp(staleness=9, sync_every=8), 0.0, "ssp, s >= E: async")
 close(cm.step_time("ring", 4, 1e6, cal, 0.01, hidden_s=1e-3)[1], 0.5e-3, "overlap hides part")
 # BSP waits for the slowest of N hosts: E[max of N draws] - mean of one host's steps
 close(cm.slowest_of([1.0, 2.0], 2), 0.25, "slowest of 2 draws from {1, 2}: 1/4 x 1 + 3/4 x 2 - 1.5")
@@ -157,6 +164,12 @@ out=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ring -N 8 -
 [[ $out == *"14 x 100.0 us"*"1.75 x 0.40 MB / 125 MB/s"* ]] || fail "--explain ring: $out"
 out=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ps -N 4 --server-hosts 2 --params 200000 --compute-ms 14) || fail "--explain ps: $out"
 [[ $out == *"BytePS"* && $out == *"8 x 100.0 us"* && $out == *"+ 4 x 0.400) MB"* ]] || fail "--explain ps: $out"
+# ssp with a straggler at half a core: the wait falls as the synchronizations come closer
+w0=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ps -N 4 --server-hosts 1 --params 200000 --compute-ms 14 \
+     --straggler 0.5 --sync ssp) || fail "--explain ssp: $w0"
+w4=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ps -N 4 --server-hosts 1 --params 200000 --compute-ms 14 \
+     --straggler 0.5 --sync ssp --sync-every 4) || fail "--explain ssp: $w4"
+[[ $w0 == *"wait 14.00 ms"* && $w4 == *"wait 0.00 ms"* ]] || fail "--explain ssp, no sync / every 4 steps: $w0 / $w4"
 "$MODEL" --extrapolate --compute-ms 50 >"$SCRATCH/ex" || fail "--extrapolate failed"
 [[ $(grep -c Gbit "$SCRATCH/ex") == 16 ]] || fail "--extrapolate: not 4 models x 4 rates: $(cat "$SCRATCH/ex")"
 
@@ -172,6 +185,7 @@ done <<EOF2
 --calibration $SCRATCH/cal.csv --explain --topology ps -N 4 --servers 5 --compute-ms 1|--servers must be in 1..N=4
 --calibration $SCRATCH/cal.csv --explain --topology ps -N 4 --server-hosts -1 --compute-ms 1|--server-hosts must be >= 0
 --calibration $SCRATCH/cal.csv --explain --topology ring -N 4|needs --compute-ms
+--calibration $SCRATCH/cal.csv --explain --topology ps -N 4 --sync ssp --sync-every -1 --compute-ms 1|--sync-every and --staleness must be at least 0
 --calibration $SCRATCH/cal.csv --compare $SCRATCH/cols.csv|no column
 --calibration $SCRATCH/old.csv --compare $TOP_SRCDIR/tests/fixtures/demo_small.csv|an older format
 --calibration $SCRATCH/none.csv --compare $TOP_SRCDIR/tests/fixtures/demo_small.csv|No such file
