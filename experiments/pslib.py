@@ -13,7 +13,7 @@ import statistics
 TRAINER_COLUMNS = [
     "topology", "allreduce", "sync", "staleness", "servers", "workers", "device", "transport",
     "fp16", "overlap", "accumulate", "optimizer", "sampler", "op", "hierarchical", "layers", "params", "batch_per_worker", "global_batch",
-    "epochs", "steps", "lr", "seed", "samples_per_s", "step_ms", "data_ms", "compute_ms",
+    "epochs", "steps", "steps_per_epoch", "lr", "seed", "samples_per_s", "step_ms", "data_ms", "compute_ms",
     "exchange_ms", "wait_ms", "optimizer_ms", "bytes_sent_per_worker", "bytes_recv_per_worker",
     "bytes_per_server", "staleness_mean", "staleness_max", "lost_workers", "final_loss",
     "test_accuracy", "wall_s",
@@ -76,7 +76,8 @@ def append_row(path, columns, row):
 
 
 def run_key(row):
-    return tuple(row.get(c, "") for c in KEY_COLUMNS)
+    """What identifies a run for resuming, as text (a row read back from the CSV holds strings)."""
+    return tuple(str(row.get(c, "")) for c in KEY_COLUMNS)
 
 
 def fnum(v, default=None):

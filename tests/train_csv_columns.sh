@@ -27,6 +27,8 @@ for topo, r in rows.items():
     for c, v in ps_cols.items():
         assert r[c] == (v if topo == "ps" else ""), (topo, c, r[c])
     assert r["fp16"] == ("" if topo == "local" else "0"), (topo, "fp16", r["fp16"])
+    # an epoch of the 640 samples in steps of the global batch (the cost model's SSP needs it)
+    assert int(r["steps_per_epoch"]) == -(-640 // int(r["global_batch"])), (topo, r["steps_per_epoch"], r["global_batch"])
 assert int(rows["ps"]["bytes_per_server"]) > 0 and rows["ring"]["bytes_per_server"] == ""
 assert rows["ps"]["staleness_mean"] != "" and rows["ps"]["staleness_max"] != ""
 PY

@@ -11,7 +11,7 @@
 const char *const metrics_columns[] = {
     "topology", "allreduce", "sync", "staleness", "servers", "workers", "device", "transport",
     "fp16", "overlap", "accumulate", "optimizer", "sampler", "op", "hierarchical", "layers", "params", "batch_per_worker", "global_batch",
-    "epochs", "steps", "lr", "seed", "samples_per_s", "step_ms", "data_ms", "compute_ms",
+    "epochs", "steps", "steps_per_epoch", "lr", "seed", "samples_per_s", "step_ms", "data_ms", "compute_ms",
     "exchange_ms", "wait_ms", "optimizer_ms", "bytes_sent_per_worker", "bytes_recv_per_worker",
     "bytes_per_server", "staleness_mean", "staleness_max", "lost_workers", "final_loss",
     "test_accuracy", "wall_s", NULL,

@@ -342,6 +342,7 @@ int main(int argc, char **argv) {
             metrics_set(&r, "global_batch", "%ld", global_batch);
             metrics_set(&r, "epochs", "%d", o.epochs);
             metrics_set(&r, "steps", "%ld", step);
+            metrics_set(&r, "steps_per_epoch", "%ld", steps_per_epoch);
             metrics_set(&r, "lr", "%g", (double)lr_target);
             metrics_set(&r, "seed", "%llu", (unsigned long long)o.seed);
             metrics_set(&r, "samples_per_s", "%.1f", samples_per_s);
