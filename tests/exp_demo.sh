@@ -58,6 +58,9 @@ with open(os.path.join(sys.argv[2], "tl.json"), "w") as f:
 got = demo.step_samples(os.path.join(sys.argv[2], "tl.json"), 8)
 want = [(800 + 4000 + 800 * s + 8000) / 1e3 / 8 for s in range(demo.WARM, 5)]
 assert len(got) == len(want) and all(abs(a - b) < 1e-9 for a, b in zip(got, want)), (got, want)
+# a run planned (repeat 1, an int) is the run read back from the CSV (repeat "1"): resume skips it
+assert pslib.run_key({"sweep_id": "demo", "repeat": 1, "command": "train x"}) == \
+       pslib.run_key({"sweep_id": "demo", "repeat": "1", "command": "train x"})
 # each run's dilation: hosts within 1.25 cores and links at most 125 Mbit/s, capped by --dilation
 ring2, ps8 = ("ring", "ring", 2, 0, 0, 0, "bsp", 1), ("ps", "ps", 8, 1, 1, 0, "bsp", 1)
 assert demo.run_dilation(ring2, 8, "1gbit") == 8 and demo.run_dilation(ring2, 8, "200mbit") == 2
@@ -67,8 +70,8 @@ assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1), 16, "100mbit") 
 out = sys.argv[2]
 cols = pslib.TRAINER_COLUMNS + demo.EMU + pslib.EXTRA_COLUMNS
 csv_path = os.path.join(out, "demo.csv")
-def add(label, topo, N, step, k=0, S=0, strag=1, sync="bsp"):
-    r = dict(label=label, topology=topo, workers=N, dilation=8, servers=S, server_hosts=k, straggler=strag, sync=sync,
+def add(label, topo, N, step, k=0, S=0, strag=1, sync="bsp", D=8):
+    r = dict(label=label, topology=topo, workers=N, dilation=D, servers=S, server_hosts=k, straggler=strag, sync=sync,
              step_ms=step, exchange_ms=step - 10, wait_ms=0, samples_per_s=N * 1024 / step * 1e3, params=200000,
              steps=10, bytes_sent_per_worker=1e6, bytes_recv_per_worker=1e6, bytes_per_server=4e6, sweep_id="demo",
              repeat=1, command="%s %d %d %d %s %s" % (label, N, k, S, strag, sync), error="")
@@ -81,13 +84,13 @@ for k, t in ((2, 26.0), (3, 11.5), (4, 11.0)):
     add("ps, k server hosts", "ps", 4, t, k=k, S=k)
 add("ring", "ring", 4, 30.0, strag=0.5)
 add("ps, N colocated", "ps", 2, 11.4, S=2)   # within 5% of the ring at N=2: a tie, not a win
-add("step alone", "local", 1, 8.0)   # the same step on a full core: 128000 samples/s, in no table of its own
+add("step alone", "local", 1, 8.0, D=1)   # the same step on a full core: 128000 samples/s, in no table or label
 o = dict(rate="1gbit", dilation=8)
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 text = buf.getvalue()
-for want in ("N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80 (throughput(8) / (8 x throughput(1))); 0.64 against the same step alone"
+for want in ("1-core hosts at 1gbit, dilation 8,", "N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80 (throughput(8) / (8 x throughput(1))); 0.64 against the same step alone"
              " on a full core (128000 samples/s, the one-worker host 0.80x that)",
              "exchanges faster than the ring from k=3 on (1.50 vs 1.90 ms)", "What it does not"):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
@@ -111,6 +114,7 @@ with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "exchanges faster than the ring from k=4 on" in buf.getvalue(), buf.getvalue()
 assert "from k=4 on (1.00 vs 1.90 ms)" in buf.getvalue(), buf.getvalue()   # by 47%: no tie note
+assert "(model: not compared;" in buf.getvalue(), buf.getvalue()
 # a crossover by less than the verdict's tie band (5%) says so
 k_path, csv_path = csv_path, os.path.join(out, "k-tie.csv")
 add("ring", "ring", 4, 11.9)
@@ -121,11 +125,6 @@ with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "from k=4 on (1.85 vs 1.90 ms, by 2.6%: within the 5% the verdict calls a tie)" in buf.getvalue(), buf.getvalue()
 csv_path = k_path
-buf = io.StringIO()
-with contextlib.redirect_stdout(buf):
-    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
-
-assert "(model: not compared;" in buf.getvalue(), buf.getvalue()
 # the model's crossover comes from its exchange for the same points (model_vs_measured.csv)
 cols = ["label", "workers", "servers", "server_hosts", "sync", "straggler", "step_err_pct", "exchange_err_pct",
         "model_exchange_ms", "model_samples_per_s"]
