@@ -93,6 +93,11 @@ def exchange_alone(r):
     return float(r["exchange_ms"]) - float(r.get("wait_ms") or 0)
 
 
+def step_alone(r):
+    """A row of the step alone: one worker on one full core, no exchange (topology local)."""
+    return r.get("topology") == "local"
+
+
 def one_worker_compute(rows, key):
     """{key(r): (compute s, [step samples s])}: what the cost model takes compute from, one
     worker's step on one full core, as a real 1-core host computes it. That is the step alone
@@ -109,7 +114,7 @@ def one_worker_compute(rows, key):
         runs.setdefault(key(r), []).append(r)
     out = {}
     for k, rs in runs.items():
-        rs = [r for r in rs if r.get("topology") == "local"] or rs
+        rs = [r for r in rs if step_alone(r)] or rs
         out[k] = (statistics.median((float(r["step_ms"]) - float(r["exchange_ms"])) / 1e3 for r in rs),
                   [float(x) / 1e3 for r in rs for x in (r.get("step_samples_ms") or "").split(";") if x])
     return out
