@@ -1,9 +1,11 @@
 /* test_mlp_cuda: the GPU MLP and optimizer (mlp_cuda.h) against the CPU ones (mlp.h, optim.h)
  * from the same init and batch: loss, every gradient, correct counts, and parameters after SGD
- * and Adam steps agree within float tolerance. Exits 77 (SKIP) when there is no usable GPU. */
+ * and Adam steps agree within float tolerance; a batch gathered on the device is batch_gather's
+ * bit for bit. Exits 77 (SKIP) when there is no usable GPU. */
 #include "model/mlp.h"
 #include "model/mlp_cuda.h"
 #include "model/optim.h"
+#include "data/batch.h"
 #include "common/rng.h"
 #include "common/check.h"
 #include <check.h>
@@ -132,6 +134,43 @@ START_TEST(test_optimizer_match) {
 }
 END_TEST
 
+/* a dataset holding every pixel value 0..255, gathered by index on the device: the same floats
+ * and labels as batch_gather on the host (batch.h's normalisation, bit for bit), and the same loss
+ * and correct count as the host batch uploaded */
+START_TEST(test_gather_matches_host) {
+    const int count = 1000, dim = 784, B = 300;
+    uint8_t *pixels = malloc((size_t)count * dim), *labels = malloc(count);
+    for (int i = 0; i < count * dim; i++) pixels[i] = (uint8_t)((i * 7 + i / 13) & 255);
+    for (int i = 0; i < count; i++) labels[i] = (uint8_t)(i % 10);
+    dataset_t ds = {.count = count, .rows = 28, .cols = 28, .dim = dim, .pixels = pixels, .labels = labels};
+    uint32_t idx[300];
+    rng_t r;
+    rng_init(&r, 99, 1);
+    for (int i = 0; i < B; i++) idx[i] = (uint32_t)(rng_float(&r) * count) % count;
+    idx[0] = count - 1;   /* the last row too */
+    int sizes[3] = {784, 64, 10};
+    mlp_t m;
+    mlp_init(&m, sizes, 3, 512, 77);
+    mlp_cuda_t *g = mlp_cuda_create(&m);
+    cuda_dataset_t *d = cuda_dataset_create(pixels, labels, count, dim);
+    float *hx = malloc(sizeof(float) * B * dim), *gx = malloc(sizeof(float) * B * dim);
+    uint8_t hy[300], gy[300];
+    batch_gather(hx, hy, &ds, idx, B);
+    mlp_cuda_gather(g, d, idx, B);
+    mlp_cuda_input_to_host(g, gx, gy, B);
+    ck_assert_msg(memcmp(hx, gx, sizeof(float) * B * dim) == 0, "device gather differs from batch_gather");
+    ck_assert_msg(memcmp(hy, gy, B) == 0, "device labels differ from batch_gather's");
+    float lg = mlp_cuda_forward_gathered(g, B);
+    int cg = mlp_cuda_correct_gathered(g, B);
+    ck_assert_float_eq(lg, mlp_cuda_forward(g, hx, hy, B));
+    ck_assert_int_eq(cg, mlp_cuda_correct(g, hx, hy, B));
+    cuda_dataset_free(d);
+    mlp_cuda_free(g);
+    mlp_free(&m);
+    free(hx); free(gx); free(pixels); free(labels);
+}
+END_TEST
+
 int main(void) {
     char why[256] = "";
     if (cuda_device_pin(0, why, sizeof why) < 0) {
@@ -144,6 +183,7 @@ int main(void) {
     tcase_add_loop_test(tc, test_forward_backward_match, 0, (int)(sizeof shapes / sizeof shapes[0]));
     tcase_add_loop_test(tc, test_optimizer_match, 0, 2);
     tcase_add_test(tc, test_forward_unlabelled_syncs);
+    tcase_add_test(tc, test_gather_matches_host);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);   /* a forked child cannot use the parent's CUDA context */

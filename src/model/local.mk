@@ -33,7 +33,7 @@ check_PROGRAMS += tests/test_mlp_cuda
 TESTS += tests/test_mlp_cuda
 tests_test_mlp_cuda_SOURCES = tests/test_mlp_cuda.c
 tests_test_mlp_cuda_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(BLAS_CFLAGS)
-tests_test_mlp_cuda_LDADD = src/model/libmodel_cuda.a src/model/libmodel.a src/common/libcommon.a $(CHECK_LIBS) \
-  $(BLAS_LIBS) $(CUDA_LIBS) -lm
+tests_test_mlp_cuda_LDADD = src/model/libmodel_cuda.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
+  $(CHECK_LIBS) $(BLAS_LIBS) $(CUDA_LIBS) $(ZLIB_LIBS) -lm
 endif
 endif

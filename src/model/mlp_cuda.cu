@@ -154,6 +154,46 @@ extern "C" void optim_cuda_step(const optim_config_t *c, float *d_params, float 
     }
 }
 
+/* ---- datasets on the device ---- */
+struct cuda_dataset {
+    uint8_t *pixels, *labels;      /* device: count x dim, count */
+    int count, dim;
+};
+
+extern "C" cuda_dataset_t *cuda_dataset_create(const uint8_t *pixels, const uint8_t *labels, int count, int dim) {
+    cuda_dataset_t *d = (cuda_dataset_t *)xcalloc(1, sizeof *d);
+    d->count = count;
+    d->dim = dim;
+    size_t np = (size_t)count * (size_t)dim;
+    cudaCheck(cudaMalloc((void **)&d->pixels, np ? np : 1));
+    cudaCheck(cudaMalloc((void **)&d->labels, count ? (size_t)count : 1));
+    if (np) cudaCheck(cudaMemcpy(d->pixels, pixels, np, cudaMemcpyHostToDevice));
+    if (count) cudaCheck(cudaMemcpy(d->labels, labels, (size_t)count, cudaMemcpyHostToDevice));
+    return d;
+}
+
+extern "C" void cuda_dataset_free(cuda_dataset_t *d) {
+    if (!d) return;
+    cudaCheck(cudaFree(d->pixels));
+    cudaCheck(cudaFree(d->labels));
+    free(d);
+}
+
+/* one block per sample: x[i][p] = batch_normalise(pixels[idx[i]][p]), y[i] = labels[idx[i]].
+ * batch.h's formula written out: two IEEE divisions and a subtraction (nvcc's default
+ * -prec-div=true, nothing to contract into an FMA), so the floats are batch_gather's bits. */
+__global__ void gather_kernel(float *x, uint8_t *y, const uint8_t *pixels, const uint8_t *labels,
+                              const uint32_t *idx, int B, int dim) {
+    for (int i = blockIdx.x; i < B; i += gridDim.x) {
+        const size_t k = idx[i];
+        const uint8_t *src = pixels + k * (size_t)dim;
+        float *dst = x + (size_t)i * dim;
+        for (int p = threadIdx.x; p < dim; p += blockDim.x)
+            dst[p] = ((float)src[p] / 255.0f - 0.1307f) / 0.3081f;
+        if (threadIdx.x == 0) y[i] = labels[k];
+    }
+}
+
 /* ---- layers ---- */
 struct mlp_cuda {
     int nsizes, nlayers, max_batch, sizes[MLP_MAX_SIZES];
@@ -165,6 +205,7 @@ struct mlp_cuda {
     int *correct;
     float *h_x;                    /* pinned */
     uint8_t *h_y;
+    uint32_t *d_idx, *h_idx;       /* mlp_cuda_gather's indices: device, pinned staging */
     float *h_loss;
     int *h_correct;
     cublasHandle_t cublas;
@@ -297,6 +338,8 @@ extern "C" mlp_cuda_t *mlp_cuda_create(const mlp_t *h) {
     cudaCheck(cudaMallocHost((void **)&m->h_y, B));
     cudaCheck(cudaMallocHost((void **)&m->h_loss, sizeof(float)));
     cudaCheck(cudaMallocHost((void **)&m->h_correct, sizeof(int)));
+    cudaCheck(cudaMalloc((void **)&m->d_idx, B * sizeof(uint32_t)));
+    cudaCheck(cudaMallocHost((void **)&m->h_idx, B * sizeof(uint32_t)));
     cublasCheck(cublasCreate(&m->cublas));
     /* full fp32 GEMMs: no TF32 (the CPU comparison is in float) */
     cublasCheck(cublasSetMathMode(m->cublas, CUBLAS_DEFAULT_MATH));
@@ -321,6 +364,8 @@ extern "C" void mlp_cuda_free(mlp_cuda_t *m) {
     cudaCheck(cudaFreeHost(m->h_y));
     cudaCheck(cudaFreeHost(m->h_loss));
     cudaCheck(cudaFreeHost(m->h_correct));
+    cudaCheck(cudaFree(m->d_idx));
+    cudaCheck(cudaFreeHost(m->h_idx));
     free(m);
 }
 
@@ -336,11 +381,28 @@ static void check_batch(const mlp_cuda_t *m, int B) {
     if (B < 1 || B > m->max_batch) die("mlp_cuda: batch %d outside 1..%d", B, m->max_batch);
 }
 
-/* upload x (and labels) and compute the logits into acts[nlayers] */
+extern "C" void mlp_cuda_gather(mlp_cuda_t *m, const cuda_dataset_t *d, const uint32_t *idx, int B) {
+    check_batch(m, B);
+    if (d->dim != m->sizes[0]) die("mlp_cuda_gather: samples of %d values for a model input of %d", d->dim, m->sizes[0]);
+    /* h_idx is free: every call that reads the batch (forward, correct) ends in a synchronising copy */
+    memcpy(m->h_idx, idx, (size_t)B * sizeof(uint32_t));
+    cudaCheck(cudaMemcpyAsync(m->d_idx, m->h_idx, (size_t)B * sizeof(uint32_t), cudaMemcpyHostToDevice, 0));
+    gather_kernel<<<B, THREADS>>>(m->x, m->y, d->pixels, d->labels, m->d_idx, B, d->dim);
+    cudaCheck(cudaGetLastError());
+}
+
+extern "C" void mlp_cuda_input_to_host(mlp_cuda_t *m, float *x, uint8_t *labels, int B) {
+    check_batch(m, B);
+    cudaCheck(cudaMemcpy(x, m->x, (size_t)B * m->sizes[0] * sizeof(float), cudaMemcpyDeviceToHost));
+    cudaCheck(cudaMemcpy(labels, m->y, (size_t)B, cudaMemcpyDeviceToHost));
+}
+
+/* upload x (and labels) unless x is NULL (mlp_cuda_gather put the batch there), and compute the
+ * logits into acts[nlayers] */
 static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
     check_batch(m, B);
-    cudaCheck(cudaMemcpyAsync(m->x, x, (size_t)B * m->sizes[0] * sizeof(float), cudaMemcpyHostToDevice, 0));
-    if (labels) cudaCheck(cudaMemcpyAsync(m->y, labels, (size_t)B, cudaMemcpyHostToDevice, 0));
+    if (x) cudaCheck(cudaMemcpyAsync(m->x, x, (size_t)B * m->sizes[0] * sizeof(float), cudaMemcpyHostToDevice, 0));
+    if (x && labels) cudaCheck(cudaMemcpyAsync(m->y, labels, (size_t)B, cudaMemcpyHostToDevice, 0));
     const float one = 1.0f;
     const float *in = m->x;
     for (int l = 0; l < m->nlayers; l++) {
@@ -362,12 +424,8 @@ static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels,
     }
 }
 
-extern "C" float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
-    forward_logits(m, x, labels, B);
-    /* without labels nothing below synchronises (the loss copy does): wait here, so that on return
-     * the upload has read x (callers refill the pinned batch buffer next) and the logits are done,
-     * the same contract as with labels */
-    if (!labels) { cudaCheck(cudaStreamSynchronize(0)); return 0.0f; }
+/* the mean cross-entropy of the logits forward_logits left, against the device labels m->y */
+static float loss_of_logits(mlp_cuda_t *m, int B) {
     int C = m->sizes[m->nlayers];
     softmax_xent_forward_kernel<<<(B + THREADS - 1) / THREADS, THREADS>>>(m->probs, m->rowloss, m->acts[m->nlayers],
                                                                           m->y, B, C);
@@ -376,6 +434,20 @@ extern "C" float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *
     cudaCheck(cudaGetLastError());
     cudaCheck(cudaMemcpy(m->h_loss, m->loss, sizeof(float), cudaMemcpyDeviceToHost));
     return *m->h_loss;
+}
+
+extern "C" float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
+    forward_logits(m, x, labels, B);
+    /* without labels nothing below synchronises (the loss copy does): wait here, so that on return
+     * the upload has read x (callers refill the pinned batch buffer next) and the logits are done,
+     * the same contract as with labels */
+    if (!labels) { cudaCheck(cudaStreamSynchronize(0)); return 0.0f; }
+    return loss_of_logits(m, B);
+}
+
+extern "C" float mlp_cuda_forward_gathered(mlp_cuda_t *m, int B) {
+    forward_logits(m, NULL, NULL, B);
+    return loss_of_logits(m, B);
 }
 
 extern "C" void mlp_cuda_backward(mlp_cuda_t *m, int B) {
@@ -411,12 +483,22 @@ extern "C" void mlp_cuda_backward(mlp_cuda_t *m, int B) {
     }
 }
 
-extern "C" int mlp_cuda_correct(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
-    forward_logits(m, x, labels, B);
+/* how many rows of the logits forward_logits left match m->y */
+static int correct_of_logits(mlp_cuda_t *m, int B) {
     cudaCheck(cudaMemsetAsync(m->correct, 0, sizeof(int), 0));
     correct_kernel<<<(B + THREADS - 1) / THREADS, THREADS>>>(m->correct, m->acts[m->nlayers], m->y, B,
                                                              m->sizes[m->nlayers]);
     cudaCheck(cudaGetLastError());
     cudaCheck(cudaMemcpy(m->h_correct, m->correct, sizeof(int), cudaMemcpyDeviceToHost));
     return *m->h_correct;
+}
+
+extern "C" int mlp_cuda_correct(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
+    forward_logits(m, x, labels, B);
+    return correct_of_logits(m, B);
+}
+
+extern "C" int mlp_cuda_correct_gathered(mlp_cuda_t *m, int B) {
+    forward_logits(m, NULL, NULL, B);
+    return correct_of_logits(m, B);
 }

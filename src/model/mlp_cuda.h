@@ -50,6 +50,14 @@ void optim_cuda_step(const optim_config_t *c, float *d_params, float *d_grads, f
 /* 1 when optim_cuda_step implements c->kind */
 int optim_cuda_supports(const optim_config_t *c);
 
+/* ---- a dataset on the device ----
+ * The raw pixels (count x dim bytes) and labels of a dataset, uploaded once, so that a batch is
+ * gathered on the GPU from its sample indices (mlp_cuda_gather): per step the host sends B
+ * indices instead of B x dim floats, and does no conversion. */
+typedef struct cuda_dataset cuda_dataset_t;
+cuda_dataset_t *cuda_dataset_create(const uint8_t *pixels, const uint8_t *labels, int count, int dim);
+void cuda_dataset_free(cuda_dataset_t *d);
+
 /* ---- the model ---- */
 typedef struct mlp_cuda mlp_cuda_t;
 /* copies host's layout and parameters (host->params) to a new device model for batches up to
@@ -69,6 +77,15 @@ void mlp_cuda_scale_grads(mlp_cuda_t *m, float s);
  * runs forward; returns the mean cross-entropy (reduced on the device) when labels != NULL, else 0.
  * Returns with the device done (with or without labels): x and labels may be refilled at once. */
 float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B);
+/* the batch of samples idx[0..B) of d into the model's device input and labels, each pixel
+ * normalised as batch.h's batch_normalise does (the same float arithmetic: the same bits); d's
+ * dim must be sizes[0]. Asynchronous: idx is copied before the call returns. */
+void mlp_cuda_gather(mlp_cuda_t *m, const cuda_dataset_t *d, const uint32_t *idx, int B);
+/* mlp_cuda_forward (with labels) and mlp_cuda_correct on the batch mlp_cuda_gather left */
+float mlp_cuda_forward_gathered(mlp_cuda_t *m, int B);
+int mlp_cuda_correct_gathered(mlp_cuda_t *m, int B);
+/* the device input of the last batch (B x sizes[0] floats), copied to the host: for tests */
+void mlp_cuda_input_to_host(mlp_cuda_t *m, float *x, uint8_t *labels, int B);
 /* after mlp_cuda_forward with labels on the same batch: ADDS d(mean loss)/d(params) into grads */
 void mlp_cuda_backward(mlp_cuda_t *m, int B);
 /* forward only; how many of the B samples are classified correctly (argmax, first max wins) */

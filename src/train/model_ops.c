@@ -3,6 +3,7 @@
 #include "config.h"
 #include "model_ops.h"
 #include "common/check.h"
+#include "data/batch.h"
 #include <stdio.h>
 #include <string.h>
 #ifdef HAVE_CUDA
@@ -34,8 +35,6 @@ void model_init(model_t *md, mlp_t *m, device_t dev, int local_rank) {
     if (cuda_device_pin(local_rank, why, sizeof why) < 0) die_input("--device cuda: no usable CUDA device (%s)", why);
     mlp_cuda_t *g = mlp_cuda_create(m);
     md->gpu = g;
-    md->x = mlp_cuda_host_x(g);
-    md->y = mlp_cuda_host_y(g);
     /* the host mirror takes part in every staged transfer (PS steps, sync, checkpoints): pin it */
     cuda_host_register(m->params, m->nparams * sizeof(float));
     cuda_host_register(m->grads, m->nparams * sizeof(float));
@@ -49,6 +48,7 @@ void model_free(model_t *md) {
     if (md->gpu) {
         cuda_host_unregister(md->m->params);
         cuda_host_unregister(md->m->grads);
+        for (int i = 0; i < 2; i++) cuda_dataset_free(md->dsets[i].dev);
         mlp_cuda_free(md->gpu);
         memset(md, 0, sizeof *md);
         return;
@@ -59,9 +59,31 @@ void model_free(model_t *md) {
     memset(md, 0, sizeof *md);
 }
 
+#ifdef HAVE_CUDA
+/* ds's copy on the GPU, made at its first use: the trainer gathers from two (train, test) */
+static cuda_dataset_t *device_dataset(model_t *md, const dataset_t *ds) {
+    for (int i = 0; i < 2; i++)
+        if (md->dsets[i].ds == ds) return md->dsets[i].dev;
+    for (int i = 0; i < 2; i++)
+        if (!md->dsets[i].ds) {
+            md->dsets[i].ds = ds;
+            md->dsets[i].dev = cuda_dataset_create(ds->pixels, ds->labels, ds->count, ds->dim);
+            return md->dsets[i].dev;
+        }
+    die("model_gather: more than two datasets on the device");
+}
+#endif
+
+void model_gather(model_t *md, const dataset_t *ds, const uint32_t *idx, int n) {
+#ifdef HAVE_CUDA
+    if (md->gpu) { mlp_cuda_gather(md->gpu, device_dataset(md, ds), idx, n); return; }
+#endif
+    batch_gather(md->x, md->y, ds, idx, n);
+}
+
 float model_forward(model_t *md, int n) {
 #ifdef HAVE_CUDA
-    if (md->gpu) return mlp_cuda_forward(md->gpu, md->x, md->y, n);
+    if (md->gpu) return mlp_cuda_forward_gathered(md->gpu, n);
 #endif
     return mlp_forward(md->m, md->x, md->y, n);
 }
@@ -79,7 +101,7 @@ void model_backward(model_t *md, int n, mlp_grad_ready_fn cb, void *ctx) {
 
 int model_correct(model_t *md, int n) {
 #ifdef HAVE_CUDA
-    if (md->gpu) return mlp_cuda_correct(md->gpu, md->x, md->y, n);
+    if (md->gpu) return mlp_cuda_correct_gathered(md->gpu, n);
 #endif
     return mlp_correct(md->m, md->x, md->y, n);
 }

@@ -6,14 +6,16 @@
 #ifndef PSRING_MODEL_OPS_H
 #define PSRING_MODEL_OPS_H
 #include "model/mlp.h"
+#include "data/idx.h"
 #include "train/options.h"
 #include "train/exchange.h"
 
 typedef struct {
     mlp_t *m;           /* the host model: the CPU path's, or the GPU's host mirror */
     void *gpu;          /* mlp_cuda_t with --device cuda, else NULL */
-    float *x;           /* batch buffers: pinned with --device cuda */
+    float *x;           /* the CPU path's batch buffers (model_gather fills them) */
     uint8_t *y;
+    struct { const dataset_t *ds; void *dev; } dsets[2];   /* cuda: datasets copied to the GPU */
 } model_t;
 
 /* Returns 0, or 2 after printing one line when --device cuda has no usable GPU or the build has
@@ -22,7 +24,11 @@ int model_device_check(device_t dev);
 /* m is initialised (mlp_init); with cuda the device model is a copy of it on GPU local_rank % n */
 void model_init(model_t *md, mlp_t *m, device_t dev, int local_rank);
 void model_free(model_t *md);
-float model_forward(model_t *md, int n);                         /* on md->x, md->y */
+/* the batch of samples idx[0..n) of ds, normalised (batch.h), where the model reads it: md->x and
+ * md->y on the CPU; on the GPU gathered there from a copy of ds made at its first use (so the
+ * host sends n indices per batch, not n x dim floats). ds must outlive md. */
+void model_gather(model_t *md, const dataset_t *ds, const uint32_t *idx, int n);
+float model_forward(model_t *md, int n);                         /* on the gathered batch */
 void model_backward(model_t *md, int n, mlp_grad_ready_fn cb, void *ctx);
 int model_correct(model_t *md, int n);
 void model_scale_grads(model_t *md, float s);

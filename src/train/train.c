@@ -55,8 +55,6 @@ static void grads_free_cb(void *ctx, float *p) { exchange_t *ex = ctx; ex->ops->
  * the counts, so evaluation costs the same on every worker and nobody waits on worker 0. */
 static double evaluate(exchange_t *ex, model_t *md, const dataset_t *test) {
     mlp_t *m = md->m;
-    float *x = md->x;
-    uint8_t *y = md->y;
     int lo = (int)((long)test->count * ex->rank / ex->world_size);
     int hi = (int)((long)test->count * (ex->rank + 1) / ex->world_size);
     double correct = 0;
@@ -65,7 +63,7 @@ static double evaluate(exchange_t *ex, model_t *md, const dataset_t *test) {
         int n = hi - i < m->max_batch ? hi - i : m->max_batch;
         if (n > 4096) n = 4096;
         for (int j = 0; j < n; j++) idx[j] = (uint32_t)(i + j);
-        batch_gather(x, y, test, idx, n);
+        model_gather(md, test, idx, n);
         correct += model_correct(md, n);
         i += n;
     }
@@ -176,8 +174,6 @@ int main(int argc, char **argv) {
     float *state = xcalloc(nparams * spp, sizeof(float));
     model_t md;
     model_init(&md, &m, o.device, ex->local_rank);
-    float *x = md.x;      /* pinned with --device cuda */
-    uint8_t *y = md.y;
 
     long step = 0;
     int start_epoch = 0, start_batch = 0;
@@ -242,7 +238,7 @@ int main(int argc, char **argv) {
                 double ta = timer_now();
                 size_t off = (size_t)bi * (size_t)b;
                 int n = (int)(sampler.num_samples - off < (size_t)b ? sampler.num_samples - off : (size_t)b);
-                batch_gather(x, y, &train, sampler.indices + off, n);
+                model_gather(&md, &train, sampler.indices + off, n);
                 double tb = timer_now();
                 loss += model_forward(&md, n);
                 double tf = timer_now();
