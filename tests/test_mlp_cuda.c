@@ -1,7 +1,8 @@
 /* test_mlp_cuda: the GPU MLP and optimizer (mlp_cuda.h) against the CPU ones (mlp.h, optim.h)
  * from the same init and batch: loss, every gradient, correct counts, and parameters after SGD
  * and Adam steps agree within float tolerance; a batch gathered on the device is batch_gather's
- * bit for bit. Exits 77 (SKIP) when there is no usable GPU. */
+ * bit for bit; training through CUDA graphs is training without them, bit for bit. Exits 77
+ * (SKIP) when there is no usable GPU. */
 #include "model/mlp.h"
 #include "model/mlp_cuda.h"
 #include "model/optim.h"
@@ -92,7 +93,7 @@ START_TEST(test_forward_unlabelled_syncs) {
     make_batch(x, y, 512, 17);
     for (int rep = 0; rep < 5; rep++) {
         ck_assert_float_eq(mlp_cuda_forward(g, x, NULL, 512), 0.0f);
-        ck_assert_msg(cuda_idle(), "rep %d: mlp_cuda_forward(labels NULL) returned with work still queued", rep);
+        ck_assert_msg(mlp_cuda_idle(g), "rep %d: mlp_cuda_forward(labels NULL) returned with work still queued", rep);
     }
     /* and the model still classifies as the CPU does (a near-tie may flip one argmax) */
     int cg = mlp_cuda_correct(g, x, y, 512), cc = mlp_correct(&m, x, y, 512);
@@ -171,6 +172,61 @@ START_TEST(test_gather_matches_host) {
 }
 END_TEST
 
+/* the same training steps with CUDA graphs (the default) and without (PSRING_CUDA_GRAPHS=0), from
+ * one init, over batch sizes that change from step to step (a graph per size, replayed and
+ * recaptured): every loss, correct count and parameter the same bits */
+START_TEST(test_graphs_match_eager) {
+    const int count = 2000, dim = 784;
+    uint8_t *pixels = malloc((size_t)count * dim), *labels = malloc(count);
+    rng_t r;
+    rng_init(&r, 5, 3);
+    for (int i = 0; i < count * dim; i++) pixels[i] = (uint8_t)(rng_float(&r) * 256);
+    for (int i = 0; i < count; i++) labels[i] = (uint8_t)(i % 10);
+    int sizes[4] = {784, 128, 64, 10};
+    mlp_t m;
+    mlp_init(&m, sizes, 4, 256, 31);
+    mlp_cuda_t *g[2];
+    setenv("PSRING_CUDA_GRAPHS", "0", 1);
+    g[0] = mlp_cuda_create(&m);
+    unsetenv("PSRING_CUDA_GRAPHS");
+    g[1] = mlp_cuda_create(&m);
+    cuda_dataset_t *d = cuda_dataset_create(pixels, labels, count, dim);
+    optim_config_t c = {0};
+    c.kind = OPTIM_SGD;
+    c.momentum = 0.9f;
+    size_t n = m.nparams;
+    float *st[2] = {cuda_floats_alloc(n), cuda_floats_alloc(n)};
+    static const int Bs[] = {256, 256, 17, 256, 100, 17, 256, 1, 256, 100};
+    uint32_t idx[256];
+    for (int s = 0; s < (int)(sizeof Bs / sizeof Bs[0]); s++) {
+        int B = Bs[s];
+        for (int i = 0; i < B; i++) idx[i] = (uint32_t)(rng_float(&r) * count) % count;
+        float loss[2];
+        int corr[2];
+        for (int k = 0; k < 2; k++) {
+            mlp_cuda_gather(g[k], d, idx, B);
+            loss[k] = mlp_cuda_forward_gathered(g[k], B);
+            mlp_cuda_backward(g[k], B);
+            optim_cuda_step(&c, mlp_cuda_params(g[k]), mlp_cuda_grads(g[k]), st[k], n, 0.05f, 0, 1);
+            mlp_cuda_gather(g[k], d, idx, B);
+            corr[k] = mlp_cuda_correct_gathered(g[k], B);
+        }
+        ck_assert_msg(memcmp(&loss[0], &loss[1], sizeof(float)) == 0, "step %d (B %d): loss %.9g eager, %.9g graphs", s, B,
+                      loss[0], loss[1]);
+        ck_assert_int_eq(corr[0], corr[1]);
+    }
+    float *p0 = malloc(sizeof(float) * n), *p1 = malloc(sizeof(float) * n);
+    cuda_to_host(p0, mlp_cuda_params(g[0]), n);
+    cuda_to_host(p1, mlp_cuda_params(g[1]), n);
+    ck_assert_msg(memcmp(p0, p1, sizeof(float) * n) == 0, "parameters differ after training with and without graphs");
+    ck_assert_msg(memcmp(p0, m.params, sizeof(float) * n) != 0, "training left the parameters where they started");
+    for (int k = 0; k < 2; k++) { cuda_floats_free(st[k]); mlp_cuda_free(g[k]); }
+    cuda_dataset_free(d);
+    mlp_free(&m);
+    free(p0); free(p1); free(pixels); free(labels);
+}
+END_TEST
+
 int main(void) {
     char why[256] = "";
     if (cuda_device_pin(0, why, sizeof why) < 0) {
@@ -184,6 +240,7 @@ int main(void) {
     tcase_add_loop_test(tc, test_optimizer_match, 0, 2);
     tcase_add_test(tc, test_forward_unlabelled_syncs);
     tcase_add_test(tc, test_gather_matches_host);
+    tcase_add_test(tc, test_graphs_match_eager);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);   /* a forked child cannot use the parent's CUDA context */

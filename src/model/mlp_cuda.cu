@@ -1,7 +1,15 @@
 /* mlp_cuda.cu: mlp_cuda.h on cuBLAS plus one small kernel per elementwise step. Kernels are kept
  * plain (one thread per element or per row, grid-stride loops) so that they are obviously the
- * loops of layers.c / optim.c; the GEMMs dominate. Deliberately not here: fused kernels, streams
- * other than the default one, half precision.
+ * loops of layers.c / optim.c; the GEMMs dominate. Deliberately not here: fused kernels, half
+ * precision.
+ *
+ * CUDA graphs: a step is some 30 small launches (each GEMM, bias, ReLU, loss kernel), and at the
+ * MNIST MLP's sizes launching them costs as much as running them. So the model's work runs on a
+ * stream of its own, and each call on a gathered batch (forward with its loss, correct, backward)
+ * is captured once per batch size into a graph and replayed: one launch instead of a dozen. The
+ * kernels and GEMMs are the same either way (PSRING_CUDA_GRAPHS=0 runs them one by one; the test
+ * compares the two bit for bit). The model's stream is a blocking one, so it stays ordered with
+ * the legacy default stream that the buffer helpers and the optimizer use.
  *
  * Row-major through column-major cuBLAS: a row-major (R, C) matrix with leading dimension C is
  * the column-major (C, R) matrix, its transpose. So row-major out = inp @ w^T becomes
@@ -195,6 +203,8 @@ __global__ void gather_kernel(float *x, uint8_t *y, const uint8_t *pixels, const
 }
 
 /* ---- layers ---- */
+#define MLP_CUDA_GRAPHS 8          /* captured graphs kept: (call, batch size) pairs */
+#define CUBLAS_WORKSPACE (32u << 20)
 struct mlp_cuda {
     int nsizes, nlayers, max_batch, sizes[MLP_MAX_SIZES];
     size_t nparams, w_off[MLP_MAX_SIZES], b_off[MLP_MAX_SIZES];
@@ -206,6 +216,11 @@ struct mlp_cuda {
     float *h_x;                    /* pinned */
     uint8_t *h_y;
     uint32_t *d_idx, *h_idx;       /* mlp_cuda_gather's indices: device, pinned staging */
+    cudaStream_t stream;           /* every kernel, GEMM and copy of the model */
+    void *workspace;               /* cuBLAS's, set before any capture (none may allocate) */
+    int graphs;                    /* capture and replay (PSRING_CUDA_GRAPHS unset or not 0) */
+    struct { int kind, B; cudaGraphExec_t exec; } graph[MLP_CUDA_GRAPHS];
+    int graph_next;                /* the slot the next capture replaces */
     float *h_loss;
     int *h_correct;
     cublasHandle_t cublas;
@@ -343,13 +358,23 @@ extern "C" mlp_cuda_t *mlp_cuda_create(const mlp_t *h) {
     cublasCheck(cublasCreate(&m->cublas));
     /* full fp32 GEMMs: no TF32 (the CPU comparison is in float) */
     cublasCheck(cublasSetMathMode(m->cublas, CUBLAS_DEFAULT_MATH));
+    cudaCheck(cudaStreamCreate(&m->stream));
+    cublasCheck(cublasSetStream(m->cublas, m->stream));
+    cudaCheck(cudaMalloc(&m->workspace, CUBLAS_WORKSPACE));
+    cublasCheck(cublasSetWorkspace(m->cublas, m->workspace, CUBLAS_WORKSPACE));
+    const char *g = getenv("PSRING_CUDA_GRAPHS");
+    m->graphs = !(g && strcmp(g, "0") == 0);
     cudaCheck(cudaDeviceSynchronize());
     return m;
 }
 
 extern "C" void mlp_cuda_free(mlp_cuda_t *m) {
     if (!m) return;
+    for (int i = 0; i < MLP_CUDA_GRAPHS; i++)
+        if (m->graph[i].exec) cudaCheck(cudaGraphExecDestroy(m->graph[i].exec));
     cublasCheck(cublasDestroy(m->cublas));
+    cudaCheck(cudaStreamDestroy(m->stream));
+    cudaCheck(cudaFree(m->workspace));
     cudaCheck(cudaFree(m->buf));
     for (int l = 1; l <= m->nlayers; l++) cudaCheck(cudaFree(m->acts[l]));
     cudaCheck(cudaFree(m->probs));
@@ -386,8 +411,8 @@ extern "C" void mlp_cuda_gather(mlp_cuda_t *m, const cuda_dataset_t *d, const ui
     if (d->dim != m->sizes[0]) die("mlp_cuda_gather: samples of %d values for a model input of %d", d->dim, m->sizes[0]);
     /* h_idx is free: every call that reads the batch (forward, correct) ends in a synchronising copy */
     memcpy(m->h_idx, idx, (size_t)B * sizeof(uint32_t));
-    cudaCheck(cudaMemcpyAsync(m->d_idx, m->h_idx, (size_t)B * sizeof(uint32_t), cudaMemcpyHostToDevice, 0));
-    gather_kernel<<<B, THREADS>>>(m->x, m->y, d->pixels, d->labels, m->d_idx, B, d->dim);
+    cudaCheck(cudaMemcpyAsync(m->d_idx, m->h_idx, (size_t)B * sizeof(uint32_t), cudaMemcpyHostToDevice, m->stream));
+    gather_kernel<<<B, THREADS, 0, m->stream>>>(m->x, m->y, d->pixels, d->labels, m->d_idx, B, d->dim);
     cudaCheck(cudaGetLastError());
 }
 
@@ -401,14 +426,14 @@ extern "C" void mlp_cuda_input_to_host(mlp_cuda_t *m, float *x, uint8_t *labels,
  * logits into acts[nlayers] */
 static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
     check_batch(m, B);
-    if (x) cudaCheck(cudaMemcpyAsync(m->x, x, (size_t)B * m->sizes[0] * sizeof(float), cudaMemcpyHostToDevice, 0));
-    if (x && labels) cudaCheck(cudaMemcpyAsync(m->y, labels, (size_t)B, cudaMemcpyHostToDevice, 0));
+    if (x) cudaCheck(cudaMemcpyAsync(m->x, x, (size_t)B * m->sizes[0] * sizeof(float), cudaMemcpyHostToDevice, m->stream));
+    if (x && labels) cudaCheck(cudaMemcpyAsync(m->y, labels, (size_t)B, cudaMemcpyHostToDevice, m->stream));
     const float one = 1.0f;
     const float *in = m->x;
     for (int l = 0; l < m->nlayers; l++) {
         int IN = m->sizes[l], OUT = m->sizes[l + 1];
         float *out = m->acts[l + 1];
-        bias_fill_kernel<<<blocks_for((size_t)B * OUT), THREADS>>>(out, m->params + m->b_off[l], B, OUT);
+        bias_fill_kernel<<<blocks_for((size_t)B * OUT), THREADS, 0, m->stream>>>(out, m->params + m->b_off[l], B, OUT);
         cudaCheck(cudaGetLastError());
         /* row-major out (B,OUT) += inp (B,IN) @ w^T, w (OUT,IN) row-major.
          * column-major: out^T (OUT,B) += w^T' (OUT,IN) @ inp^T (IN,B), where the row-major w is the
@@ -417,45 +442,120 @@ static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels,
         cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, OUT, B, IN, &one, m->params + m->w_off[l], IN,
                                 in, IN, &one, out, OUT));
         if (l + 1 < m->nlayers) {
-            relu_forward_kernel<<<blocks_for((size_t)B * OUT), THREADS>>>(out, (size_t)B * OUT);
+            relu_forward_kernel<<<blocks_for((size_t)B * OUT), THREADS, 0, m->stream>>>(out, (size_t)B * OUT);
             cudaCheck(cudaGetLastError());
         }
         in = out;
     }
 }
 
-/* the mean cross-entropy of the logits forward_logits left, against the device labels m->y */
-static float loss_of_logits(mlp_cuda_t *m, int B) {
+/* enqueue the mean cross-entropy of the logits forward_logits left, against the device labels
+ * m->y, and its copy into the pinned h_loss */
+static void loss_enqueue(mlp_cuda_t *m, int B) {
     int C = m->sizes[m->nlayers];
-    softmax_xent_forward_kernel<<<(B + THREADS - 1) / THREADS, THREADS>>>(m->probs, m->rowloss, m->acts[m->nlayers],
-                                                                          m->y, B, C);
+    softmax_xent_forward_kernel<<<(B + THREADS - 1) / THREADS, THREADS, 0, m->stream>>>(m->probs, m->rowloss,
+                                                                                      m->acts[m->nlayers], m->y, B, C);
     cudaCheck(cudaGetLastError());
-    mean_kernel<<<1, THREADS>>>(m->loss, m->rowloss, B);
+    mean_kernel<<<1, THREADS, 0, m->stream>>>(m->loss, m->rowloss, B);
     cudaCheck(cudaGetLastError());
-    cudaCheck(cudaMemcpy(m->h_loss, m->loss, sizeof(float), cudaMemcpyDeviceToHost));
-    return *m->h_loss;
+    cudaCheck(cudaMemcpyAsync(m->h_loss, m->loss, sizeof(float), cudaMemcpyDeviceToHost, m->stream));
+}
+
+/* enqueue how many rows of the logits forward_logits left match m->y, copied into h_correct */
+static void correct_enqueue(mlp_cuda_t *m, int B) {
+    cudaCheck(cudaMemsetAsync(m->correct, 0, sizeof(int), m->stream));
+    correct_kernel<<<(B + THREADS - 1) / THREADS, THREADS, 0, m->stream>>>(m->correct, m->acts[m->nlayers], m->y, B,
+                                                                         m->sizes[m->nlayers]);
+    cudaCheck(cudaGetLastError());
+    cudaCheck(cudaMemcpyAsync(m->h_correct, m->correct, sizeof(int), cudaMemcpyDeviceToHost, m->stream));
+}
+
+static void backward_enqueue(mlp_cuda_t *m, int B);
+static void forward_loss_enqueue(mlp_cuda_t *m, int B) { forward_logits(m, NULL, NULL, B); loss_enqueue(m, B); }
+static void forward_correct_enqueue(mlp_cuda_t *m, int B) { forward_logits(m, NULL, NULL, B); correct_enqueue(m, B); }
+
+/* the calls that are replayed as graphs: they read only the model's own device buffers, so a
+ * graph captured for one batch size serves every later call with that size */
+enum { GRAPH_FORWARD_LOSS = 1, GRAPH_FORWARD_CORRECT, GRAPH_BACKWARD };
+
+/* capture fn(m, B) into a graph; 0, or -1 with the reason in why (capture is left ended) */
+static int graph_capture(mlp_cuda_t *m, void (*fn)(mlp_cuda_t *, int), int B, cudaGraphExec_t *exec,
+                         char *why, size_t whylen) {
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal);
+    if (e == cudaSuccess) {
+        fn(m, B);
+        e = cudaStreamEndCapture(m->stream, &g);
+    }
+    if (e == cudaSuccess) e = cudaGraphInstantiate(exec, g, 0);
+    if (g) (void)cudaGraphDestroy(g);
+    if (e == cudaSuccess) return 0;
+    snprintf(why, whylen, "%s", cudaGetErrorString(e));
+    (void)cudaGetLastError();
+    return -1;
+}
+
+/* run fn(m, B) on the model's stream: replay its graph for (kind, B), captured at the first such
+ * call. A capture the runtime refuses turns graphs off for this model (said once) and runs the
+ * calls one by one, which is slower but the same arithmetic. */
+static void run_graphed(mlp_cuda_t *m, int kind, int B, void (*fn)(mlp_cuda_t *, int)) {
+    if (!m->graphs) { fn(m, B); return; }
+    int slot = -1;
+    for (int i = 0; i < MLP_CUDA_GRAPHS; i++)
+        if (m->graph[i].exec && m->graph[i].kind == kind && m->graph[i].B == B) slot = i;
+    if (slot < 0) {
+        slot = m->graph_next;
+        m->graph_next = (slot + 1) % MLP_CUDA_GRAPHS;
+        if (m->graph[slot].exec) cudaCheck(cudaGraphExecDestroy(m->graph[slot].exec));
+        m->graph[slot].exec = NULL;
+        char why[160];
+        if (graph_capture(m, fn, B, &m->graph[slot].exec, why, sizeof why) != 0) {
+            fprintf(stderr, "psring: CUDA graphs off (capture failed: %s): launching kernels one by one\n", why);
+            m->graph[slot].exec = NULL;
+            m->graphs = 0;
+            fn(m, B);
+            return;
+        }
+        m->graph[slot].kind = kind;
+        m->graph[slot].B = B;
+    }
+    cudaCheck(cudaGraphLaunch(m->graph[slot].exec, m->stream));
 }
 
 extern "C" float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
     forward_logits(m, x, labels, B);
-    /* without labels nothing below synchronises (the loss copy does): wait here, so that on return
-     * the upload has read x (callers refill the pinned batch buffer next) and the logits are done,
-     * the same contract as with labels */
-    if (!labels) { cudaCheck(cudaStreamSynchronize(0)); return 0.0f; }
-    return loss_of_logits(m, B);
+    /* without labels nothing is copied back: wait all the same, so that on return the upload has
+     * read x (callers refill the pinned batch buffer next) and the logits are done, the same
+     * contract as with labels */
+    if (labels) loss_enqueue(m, B);
+    cudaCheck(cudaStreamSynchronize(m->stream));
+    return labels ? *m->h_loss : 0.0f;
 }
 
 extern "C" float mlp_cuda_forward_gathered(mlp_cuda_t *m, int B) {
-    forward_logits(m, NULL, NULL, B);
-    return loss_of_logits(m, B);
+    check_batch(m, B);
+    run_graphed(m, GRAPH_FORWARD_LOSS, B, forward_loss_enqueue);
+    cudaCheck(cudaStreamSynchronize(m->stream));
+    return *m->h_loss;
 }
 
 extern "C" void mlp_cuda_backward(mlp_cuda_t *m, int B) {
     check_batch(m, B);
+    run_graphed(m, GRAPH_BACKWARD, B, backward_enqueue);
+}
+
+extern "C" int mlp_cuda_idle(mlp_cuda_t *m) {
+    cudaError_t e = cudaStreamQuery(m->stream);
+    if (e == cudaErrorNotReady) return 0;
+    cudaCheck(e);
+    return cuda_idle();
+}
+
+static void backward_enqueue(mlp_cuda_t *m, int B) {
     const float one = 1.0f, zero = 0.0f;
     int L = m->nlayers, cur = 0, C = m->sizes[L];
     float *dout = m->dbuf[cur];
-    softmax_xent_backward_kernel<<<blocks_for((size_t)B * C), THREADS>>>(dout, m->probs, m->y, B, C);
+    softmax_xent_backward_kernel<<<blocks_for((size_t)B * C), THREADS, 0, m->stream>>>(dout, m->probs, m->y, B, C);
     cudaCheck(cudaGetLastError());
     for (int l = L - 1; l >= 0; l--) {
         int IN = m->sizes[l], OUT = m->sizes[l + 1];
@@ -465,7 +565,7 @@ extern "C" void mlp_cuda_backward(mlp_cuda_t *m, int B) {
          * (IN,B) matrix (op N), dout the column-major (OUT,B) matrix (op T) */
         cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_T, IN, OUT, B, &one, inp, IN, dout, OUT, &one,
                                 m->grads + m->w_off[l], IN));
-        bias_grad_kernel<<<(OUT + BIAS_COLS - 1) / BIAS_COLS, dim3(BIAS_COLS, BIAS_ROWS)>>>(m->grads + m->b_off[l], dout, B, OUT);
+        bias_grad_kernel<<<(OUT + BIAS_COLS - 1) / BIAS_COLS, dim3(BIAS_COLS, BIAS_ROWS), 0, m->stream>>>(m->grads + m->b_off[l], dout, B, OUT);
         cudaCheck(cudaGetLastError());
         if (l > 0) {
             float *dinp = m->dbuf[cur ^ 1];
@@ -475,7 +575,7 @@ extern "C" void mlp_cuda_backward(mlp_cuda_t *m, int B) {
              * both used as they are */
             cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_N, IN, B, OUT, &one, m->params + m->w_off[l], IN,
                                     dout, OUT, &zero, dinp, IN));
-            relu_backward_kernel<<<blocks_for((size_t)B * IN), THREADS>>>(dinp, dinp, m->acts[l], (size_t)B * IN);
+            relu_backward_kernel<<<blocks_for((size_t)B * IN), THREADS, 0, m->stream>>>(dinp, dinp, m->acts[l], (size_t)B * IN);
             cudaCheck(cudaGetLastError());
             cur ^= 1;
             dout = dinp;
@@ -483,22 +583,16 @@ extern "C" void mlp_cuda_backward(mlp_cuda_t *m, int B) {
     }
 }
 
-/* how many rows of the logits forward_logits left match m->y */
-static int correct_of_logits(mlp_cuda_t *m, int B) {
-    cudaCheck(cudaMemsetAsync(m->correct, 0, sizeof(int), 0));
-    correct_kernel<<<(B + THREADS - 1) / THREADS, THREADS>>>(m->correct, m->acts[m->nlayers], m->y, B,
-                                                             m->sizes[m->nlayers]);
-    cudaCheck(cudaGetLastError());
-    cudaCheck(cudaMemcpy(m->h_correct, m->correct, sizeof(int), cudaMemcpyDeviceToHost));
+extern "C" int mlp_cuda_correct(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
+    forward_logits(m, x, labels, B);
+    correct_enqueue(m, B);
+    cudaCheck(cudaStreamSynchronize(m->stream));
     return *m->h_correct;
 }
 
-extern "C" int mlp_cuda_correct(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
-    forward_logits(m, x, labels, B);
-    return correct_of_logits(m, B);
-}
-
 extern "C" int mlp_cuda_correct_gathered(mlp_cuda_t *m, int B) {
-    forward_logits(m, NULL, NULL, B);
-    return correct_of_logits(m, B);
+    check_batch(m, B);
+    run_graphed(m, GRAPH_FORWARD_CORRECT, B, forward_correct_enqueue);
+    cudaCheck(cudaStreamSynchronize(m->stream));
+    return *m->h_correct;
 }
