@@ -157,6 +157,9 @@ START_TEST(test_gather_matches_host) {
     float *hx = malloc(sizeof(float) * B * dim), *gx = malloc(sizeof(float) * B * dim);
     uint8_t hy[300], gy[300];
     batch_gather(hx, hy, &ds, idx, B);
+    uint32_t other[300];
+    for (int i = 0; i < B; i++) other[i] = (idx[i] + 1) % count;
+    mlp_cuda_gather(g, d, other, B);   /* replaced before anything reads it: the second must win */
     mlp_cuda_gather(g, d, idx, B);
     mlp_cuda_input_to_host(g, gx, gy, B);
     ck_assert_msg(memcmp(hx, gx, sizeof(float) * B * dim) == 0, "device gather differs from batch_gather");
@@ -190,6 +193,7 @@ START_TEST(test_graphs_match_eager) {
     g[0] = mlp_cuda_create(&m);
     unsetenv("PSRING_CUDA_GRAPHS");
     g[1] = mlp_cuda_create(&m);
+    ck_assert_msg(!mlp_cuda_graphs_active(g[0]), "PSRING_CUDA_GRAPHS=0 left graphs on");
     cuda_dataset_t *d = cuda_dataset_create(pixels, labels, count, dim);
     optim_config_t c = {0};
     c.kind = OPTIM_SGD;
@@ -215,6 +219,8 @@ START_TEST(test_graphs_match_eager) {
                       loss[0], loss[1]);
         ck_assert_int_eq(corr[0], corr[1]);
     }
+    /* a capture the runtime refused would have turned graphs off, and this compared eager with eager */
+    ck_assert_msg(mlp_cuda_graphs_active(g[1]), "CUDA graphs were turned off during the test (a capture failed)");
     float *p0 = malloc(sizeof(float) * n), *p1 = malloc(sizeof(float) * n);
     cuda_to_host(p0, mlp_cuda_params(g[0]), n);
     cuda_to_host(p1, mlp_cuda_params(g[1]), n);

@@ -188,8 +188,8 @@ extern "C" void cuda_dataset_free(cuda_dataset_t *d) {
 }
 
 /* one block per sample: x[i][p] = batch_normalise(pixels[idx[i]][p]), y[i] = labels[idx[i]].
- * batch.h's formula written out: two IEEE divisions and a subtraction (nvcc's default
- * -prec-div=true, nothing to contract into an FMA), so the floats are batch_gather's bits. */
+ * batch.h's formula written out: two IEEE divisions and a subtraction, each rounded to nearest
+ * whatever flags nvcc is given (the _rn intrinsics), so the floats are batch_gather's bits. */
 __global__ void gather_kernel(float *x, uint8_t *y, const uint8_t *pixels, const uint8_t *labels,
                               const uint32_t *idx, int B, int dim) {
     for (int i = blockIdx.x; i < B; i += gridDim.x) {
@@ -197,7 +197,7 @@ __global__ void gather_kernel(float *x, uint8_t *y, const uint8_t *pixels, const
         const uint8_t *src = pixels + k * (size_t)dim;
         float *dst = x + (size_t)i * dim;
         for (int p = threadIdx.x; p < dim; p += blockDim.x)
-            dst[p] = ((float)src[p] / 255.0f - 0.1307f) / 0.3081f;
+            dst[p] = __fdiv_rn(__fsub_rn(__fdiv_rn((float)src[p], 255.0f), 0.1307f), 0.3081f);
         if (threadIdx.x == 0) y[i] = labels[k];
     }
 }
@@ -221,6 +221,7 @@ struct mlp_cuda {
     int graphs;                    /* capture and replay (PSRING_CUDA_GRAPHS unset or not 0) */
     struct { int kind, B; cudaGraphExec_t exec; } graph[MLP_CUDA_GRAPHS];
     int graph_next;                /* the slot the next capture replaces */
+    int idx_pending;               /* h_idx may still be on its way up (no read since the gather) */
     float *h_loss;
     int *h_correct;
     cublasHandle_t cublas;
@@ -362,8 +363,9 @@ extern "C" mlp_cuda_t *mlp_cuda_create(const mlp_t *h) {
     cublasCheck(cublasSetStream(m->cublas, m->stream));
     cudaCheck(cudaMalloc(&m->workspace, CUBLAS_WORKSPACE));
     cublasCheck(cublasSetWorkspace(m->cublas, m->workspace, CUBLAS_WORKSPACE));
-    const char *g = getenv("PSRING_CUDA_GRAPHS");
-    m->graphs = !(g && strcmp(g, "0") == 0);
+    /* CUDA_LAUNCH_BLOCKING (a debugging setting) asks for each launch on its own: no graphs */
+    const char *g = getenv("PSRING_CUDA_GRAPHS"), *lb = getenv("CUDA_LAUNCH_BLOCKING");
+    m->graphs = !(g && strcmp(g, "0") == 0) && !(lb && strcmp(lb, "0") != 0 && *lb);
     cudaCheck(cudaDeviceSynchronize());
     return m;
 }
@@ -409,8 +411,11 @@ static void check_batch(const mlp_cuda_t *m, int B) {
 extern "C" void mlp_cuda_gather(mlp_cuda_t *m, const cuda_dataset_t *d, const uint32_t *idx, int B) {
     check_batch(m, B);
     if (d->dim != m->sizes[0]) die("mlp_cuda_gather: samples of %d values for a model input of %d", d->dim, m->sizes[0]);
-    /* h_idx is free: every call that reads the batch (forward, correct) ends in a synchronising copy */
+    /* every call that reads the batch (forward, correct) ends in a stream sync, after which the
+     * last copy out of h_idx is done; a gather with no read since the last one waits for it */
+    if (m->idx_pending) cudaCheck(cudaStreamSynchronize(m->stream));
     memcpy(m->h_idx, idx, (size_t)B * sizeof(uint32_t));
+    m->idx_pending = 1;
     cudaCheck(cudaMemcpyAsync(m->d_idx, m->h_idx, (size_t)B * sizeof(uint32_t), cudaMemcpyHostToDevice, m->stream));
     gather_kernel<<<B, THREADS, 0, m->stream>>>(m->x, m->y, d->pixels, d->labels, m->d_idx, B, d->dim);
     cudaCheck(cudaGetLastError());
@@ -496,8 +501,9 @@ static int graph_capture(mlp_cuda_t *m, void (*fn)(mlp_cuda_t *, int), int B, cu
 }
 
 /* run fn(m, B) on the model's stream: replay its graph for (kind, B), captured at the first such
- * call. A capture the runtime refuses turns graphs off for this model (said once) and runs the
- * calls one by one, which is slower but the same arithmetic. */
+ * call. A capture the runtime refuses (at its start, its end or the graph's instantiation) turns
+ * graphs off for this model (said once) and runs the calls one by one, which is slower but the
+ * same arithmetic; a launch that fails inside the capture is an error like any other. */
 static void run_graphed(mlp_cuda_t *m, int kind, int B, void (*fn)(mlp_cuda_t *, int)) {
     if (!m->graphs) { fn(m, B); return; }
     int slot = -1;
@@ -536,6 +542,7 @@ extern "C" float mlp_cuda_forward_gathered(mlp_cuda_t *m, int B) {
     check_batch(m, B);
     run_graphed(m, GRAPH_FORWARD_LOSS, B, forward_loss_enqueue);
     cudaCheck(cudaStreamSynchronize(m->stream));
+    m->idx_pending = 0;
     return *m->h_loss;
 }
 
@@ -543,6 +550,8 @@ extern "C" void mlp_cuda_backward(mlp_cuda_t *m, int B) {
     check_batch(m, B);
     run_graphed(m, GRAPH_BACKWARD, B, backward_enqueue);
 }
+
+extern "C" int mlp_cuda_graphs_active(const mlp_cuda_t *m) { return m->graphs; }
 
 extern "C" int mlp_cuda_idle(mlp_cuda_t *m) {
     cudaError_t e = cudaStreamQuery(m->stream);
@@ -594,5 +603,6 @@ extern "C" int mlp_cuda_correct_gathered(mlp_cuda_t *m, int B) {
     check_batch(m, B);
     run_graphed(m, GRAPH_FORWARD_CORRECT, B, forward_correct_enqueue);
     cudaCheck(cudaStreamSynchronize(m->stream));
+    m->idx_pending = 0;
     return *m->h_correct;
 }

@@ -2,10 +2,12 @@
  * The layout is mlp.h's: parameters in one contiguous device buffer (W0 b0 W1 b1 ...), gradients
  * in a second with the same layout, activations on the device too. The model is created FROM an
  * initialised host mlp_t (mlp_init's exact code path), so CPU and GPU runs start from the same
- * bits. The model's work runs on a stream of its own, ordered with the legacy default stream
- * that the buffer helpers and the optimizer use: no call needs its own sync. The calls on a
+ * bits. The model's work runs on a stream of its own, a blocking one, so it is ordered with the
+ * legacy default stream that the buffer helpers and the optimizer use: between those no call
+ * needs its own sync. Other streams (the device ring's, NCCL's) are not ordered with it: whoever
+ * hands them the gradients waits for backward first (cuda_sync; the trainer does). The calls on a
  * gathered batch and backward replay CUDA graphs, one per batch size (PSRING_CUDA_GRAPHS=0 in the
- * environment launches the same kernels one by one).
+ * environment, or CUDA_LAUNCH_BLOCKING, launches the same kernels one by one).
  * The API is opaque (no CUDA types), so C code that calls it needs no CUDA headers; it exists
  * only in --with-cuda builds (libmodel_cuda.a). Not here: mixed precision, multi-GPU per
  * process, LARS on the device (its per-matrix norms; the trainer refuses it with --device cuda). */
@@ -82,16 +84,20 @@ void mlp_cuda_scale_grads(mlp_cuda_t *m, float s);
 float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B);
 /* the batch of samples idx[0..B) of d into the model's device input and labels, each pixel
  * normalised as batch.h's batch_normalise does (the same float arithmetic: the same bits); d's
- * dim must be sizes[0]. Asynchronous: idx is copied before the call returns. */
+ * dim must be sizes[0]. Asynchronous: idx is copied before the call returns (a second gather
+ * before the first batch was read waits for the first's copy). */
 void mlp_cuda_gather(mlp_cuda_t *m, const cuda_dataset_t *d, const uint32_t *idx, int B);
 /* mlp_cuda_forward (with labels) and mlp_cuda_correct on the batch mlp_cuda_gather left */
 float mlp_cuda_forward_gathered(mlp_cuda_t *m, int B);
 int mlp_cuda_correct_gathered(mlp_cuda_t *m, int B);
 /* 1 when neither the model's stream nor the default stream has work left */
 int mlp_cuda_idle(mlp_cuda_t *m);
+/* 1 while the model replays CUDA graphs (0: turned off, or a capture failed) */
+int mlp_cuda_graphs_active(const mlp_cuda_t *m);
 /* the device input of the last batch (B x sizes[0] floats), copied to the host: for tests */
 void mlp_cuda_input_to_host(mlp_cuda_t *m, float *x, uint8_t *labels, int B);
-/* after mlp_cuda_forward with labels on the same batch: ADDS d(mean loss)/d(params) into grads */
+/* after mlp_cuda_forward with labels, or mlp_cuda_forward_gathered, on the same batch: ADDS
+ * d(mean loss)/d(params) into grads. Asynchronous on the model's stream. */
 void mlp_cuda_backward(mlp_cuda_t *m, int B);
 /* forward only; how many of the B samples are classified correctly (argmax, first max wins) */
 int mlp_cuda_correct(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B);

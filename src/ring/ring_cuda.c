@@ -127,7 +127,8 @@ static void run_staged(ring_cuda_t *r, float *buf, size_t count) {
     size_t nch = (seg + r->chunk - 1) / r->chunk;
     float *hs = r->h[0], *hr = r->h[1], *hn = r->h[2];
     /* step 0's send buffer: our own segment, down in chunks (stream order after all earlier
-     * default-stream work that produced buf, since the stream is a blocking one) */
+     * default-stream work, since the stream is a blocking one; work on other streams, such as the
+     * model's backward, the caller has waited for: ring_exchange_cuda.c syncs first) */
     size_t soff, slen;
     ring_segment(count, n, seg_sent(r, 0), &soff, &slen);
     for (size_t k = 0; k < nch; k++) {
