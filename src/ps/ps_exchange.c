@@ -13,9 +13,11 @@
 #include "auth.h"
 #include "zcheck.h"
 #include "../common/fingerprint.h"
+#include "../common/watchdog.h"
 #include "../common/mpi_check.h"
 #include "../common/timer.h"
 #include <mpi.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -231,6 +233,18 @@ static void bad_start(int rank, int started, const char *msg) {
 
 exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     int inited = 0, started = 0, prov = 0, rank = 0, size = 1;
+    /* start-up waits on every process (MPI_Init's fence, the collectives below) with no timeout:
+     * under --enable-recovery (async) a process that dies here would leave the others waiting
+     * forever, so start-up has a deadline of 3 peer timeouts (at least 10 s). Rank 0 says it;
+     * the rank is not known before MPI_Init, Open MPI's environment tells it. */
+    const double peer_to = c->peer_timeout > 0 ? c->peer_timeout : 10;
+    const char *wr = getenv("OMPI_COMM_WORLD_RANK");
+    int deadline = (int)(3 * peer_to + 0.5);
+    if (deadline < 10) deadline = 10;
+    char wmsg[160];
+    snprintf(wmsg, sizeof wmsg, "psring: ps start-up: not every process arrived within %d s (one died or hung while the job "
+             "started)", deadline);
+    watchdog_arm(deadline, wmsg, !wr || atoi(wr) == 0);
     mpiCheck(MPI_Initialized(&inited));
     if (!inited) {
         mpiCheck(MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &prov));
@@ -297,7 +311,7 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     long jobid = (long)getpid();
     mpiCheck(MPI_Bcast(&jobid, 1, MPI_LONG, 0, MPI_COMM_WORLD));
     char mine[EP_LEN] = "";
-    double timeout = c->peer_timeout > 0 ? c->peer_timeout : 10;
+    const double timeout = peer_to;
     if (!ex->is_worker) {
         char want[EP_LEN + 32];
         if (c->transport == PS_TRANSPORT_IPC) snprintf(want, sizeof want, "ipc:///tmp/psring-%ld-%d", jobid, rank);
@@ -321,6 +335,7 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     }
     char *all = xcalloc((size_t)size, EP_LEN);
     mpiCheck(MPI_Allgather(mine, EP_LEN, MPI_CHAR, all, EP_LEN, MPI_CHAR, MPI_COMM_WORLD));
+    watchdog_disarm();   /* from here every wait on a peer has --peer-timeout */
     if (ex->is_worker) {
         char **eps = xcalloc(S, sizeof(char *));
         for (int s = 0; s < S; s++) eps[s] = all + (size_t)s * EP_LEN;
