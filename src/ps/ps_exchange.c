@@ -235,12 +235,13 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     int inited = 0, started = 0, prov = 0, rank = 0, size = 1;
     /* start-up waits on every process (MPI_Init's fence, the collectives below) with no timeout:
      * under --enable-recovery (async) a process that dies here would leave the others waiting
-     * forever, so start-up has a deadline of 3 peer timeouts (at least 10 s). Rank 0 says it;
-     * the rank is not known before MPI_Init, Open MPI's environment tells it. */
+     * forever, and one that hangs would everywhere, so start-up has a deadline of 3 peer
+     * timeouts, at least 30 s (MPI start-up of many ranks, or on a loaded machine, takes
+     * seconds). Rank 0 says it; before MPI_Init Open MPI's environment tells the rank. */
     const double peer_to = c->peer_timeout > 0 ? c->peer_timeout : 10;
     const char *wr = getenv("OMPI_COMM_WORLD_RANK");
     int deadline = (int)(3 * peer_to + 0.5);
-    if (deadline < 10) deadline = 10;
+    if (deadline < 30) deadline = 30;
     char wmsg[160];
     snprintf(wmsg, sizeof wmsg, "psring: ps start-up: not every process arrived within %d s (one died or hung while the job "
              "started)", deadline);
