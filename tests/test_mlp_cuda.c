@@ -47,8 +47,8 @@ START_TEST(test_forward_backward_match) {
     mlp_t m;
     mlp_init(&m, sizes, ns, s->B, 1234 + (uint64_t)_i);
     mlp_cuda_t *g = mlp_cuda_create(&m);
-    float *x = mlp_cuda_host_x(g);
-    uint8_t *y = mlp_cuda_host_y(g);
+    float *x = cuda_host_alloc(sizeof(float) * (size_t)s->B * 784);   /* pinned: uploads are async */
+    uint8_t *y = cuda_host_alloc((size_t)s->B);
     make_batch(x, y, s->B, 99 + (uint64_t)_i);
     for (int rep = 0; rep < 2; rep++) {   /* twice: backward ADDS into the gradients */
         float lc = mlp_forward(&m, x, y, s->B);
@@ -72,13 +72,15 @@ START_TEST(test_forward_backward_match) {
     int cc = mlp_correct(&m, x, y, s->B), cg = mlp_cuda_correct(g, x, y, s->B);
     ck_assert_msg(abs(cc - cg) <= 1, "%s: correct cpu %d gpu %d", s->layers, cc, cg);
     free(gg);
+    cuda_host_free(x);
+    cuda_host_free(y);
     mlp_cuda_free(g);
     mlp_free(&m);
 }
 END_TEST
 
-/* forward without labels (inference) returns with the device idle, as with labels: callers refill
- * the pinned x right after it, and an upload still reading x would take the next batch's pixels.
+/* forward without labels (inference) returns with the device idle, as with labels: callers may
+ * refill a pinned x right after it, and an upload still reading x would take the next batch's pixels.
  * The widest layers and batch 512 keep the GPU busy long after the launches return. */
 START_TEST(test_forward_unlabelled_syncs) {
     int sizes[MLP_MAX_SIZES];
@@ -88,8 +90,8 @@ START_TEST(test_forward_unlabelled_syncs) {
     mlp_t m;
     mlp_init(&m, sizes, ns, 512, 4321);
     mlp_cuda_t *g = mlp_cuda_create(&m);
-    float *x = mlp_cuda_host_x(g);
-    uint8_t *y = mlp_cuda_host_y(g);
+    float *x = cuda_host_alloc(sizeof(float) * 512 * 784);   /* pinned: the upload is async */
+    uint8_t *y = cuda_host_alloc(512);
     make_batch(x, y, 512, 17);
     for (int rep = 0; rep < 5; rep++) {
         ck_assert_float_eq(mlp_cuda_forward(g, x, NULL, 512), 0.0f);
@@ -98,6 +100,8 @@ START_TEST(test_forward_unlabelled_syncs) {
     /* and the model still classifies as the CPU does (a near-tie may flip one argmax) */
     int cg = mlp_cuda_correct(g, x, y, 512), cc = mlp_correct(&m, x, y, 512);
     ck_assert_msg(abs(cc - cg) <= 1, "correct cpu %d gpu %d", cc, cg);
+    cuda_host_free(x);
+    cuda_host_free(y);
     mlp_cuda_free(g);
     mlp_free(&m);
 }

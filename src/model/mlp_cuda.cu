@@ -213,8 +213,6 @@ struct mlp_cuda {
     float *acts[MLP_MAX_SIZES], *probs, *dbuf[2], *x, *rowloss, *loss;
     uint8_t *y;
     int *correct;
-    float *h_x;                    /* pinned */
-    uint8_t *h_y;
     uint32_t *d_idx, *h_idx;       /* mlp_cuda_gather's indices: device, pinned staging */
     cudaStream_t stream;           /* every kernel, GEMM and copy of the model */
     void *workspace;               /* cuBLAS's, set before any capture (none may allocate) */
@@ -350,8 +348,6 @@ extern "C" mlp_cuda_t *mlp_cuda_create(const mlp_t *h) {
     cudaCheck(cudaMalloc((void **)&m->rowloss, B * sizeof(float)));
     cudaCheck(cudaMalloc((void **)&m->loss, sizeof(float)));
     cudaCheck(cudaMalloc((void **)&m->correct, sizeof(int)));
-    cudaCheck(cudaMallocHost((void **)&m->h_x, B * m->sizes[0] * sizeof(float)));
-    cudaCheck(cudaMallocHost((void **)&m->h_y, B));
     cudaCheck(cudaMallocHost((void **)&m->h_loss, sizeof(float)));
     cudaCheck(cudaMallocHost((void **)&m->h_correct, sizeof(int)));
     cudaCheck(cudaMalloc((void **)&m->d_idx, B * sizeof(uint32_t)));
@@ -387,8 +383,6 @@ extern "C" void mlp_cuda_free(mlp_cuda_t *m) {
     cudaCheck(cudaFree(m->rowloss));
     cudaCheck(cudaFree(m->loss));
     cudaCheck(cudaFree(m->correct));
-    cudaCheck(cudaFreeHost(m->h_x));
-    cudaCheck(cudaFreeHost(m->h_y));
     cudaCheck(cudaFreeHost(m->h_loss));
     cudaCheck(cudaFreeHost(m->h_correct));
     cudaCheck(cudaFree(m->d_idx));
@@ -399,8 +393,6 @@ extern "C" void mlp_cuda_free(mlp_cuda_t *m) {
 extern "C" float *mlp_cuda_params(mlp_cuda_t *m) { return m->params; }
 extern "C" float *mlp_cuda_grads(mlp_cuda_t *m) { return m->grads; }
 extern "C" size_t mlp_cuda_nparams(const mlp_cuda_t *m) { return m->nparams; }
-extern "C" float *mlp_cuda_host_x(mlp_cuda_t *m) { return m->h_x; }
-extern "C" uint8_t *mlp_cuda_host_y(mlp_cuda_t *m) { return m->h_y; }
 extern "C" void mlp_cuda_zero_grad(mlp_cuda_t *m) { cuda_zero(m->grads, m->nparams); }
 extern "C" void mlp_cuda_scale_grads(mlp_cuda_t *m, float s) { cuda_scale(m->grads, s, m->nparams); }
 
@@ -531,7 +523,7 @@ static void run_graphed(mlp_cuda_t *m, int kind, int B, void (*fn)(mlp_cuda_t *,
 extern "C" float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B) {
     forward_logits(m, x, labels, B);
     /* without labels nothing is copied back: wait all the same, so that on return the upload has
-     * read x (callers refill the pinned batch buffer next) and the logits are done, the same
+     * read x (a caller may refill a pinned x next) and the logits are done, the same
      * contract as with labels */
     if (labels) loss_enqueue(m, B);
     cudaCheck(cudaStreamSynchronize(m->stream));

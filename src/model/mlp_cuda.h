@@ -72,13 +72,9 @@ void mlp_cuda_free(mlp_cuda_t *m);
 float *mlp_cuda_params(mlp_cuda_t *m);               /* device, nparams */
 float *mlp_cuda_grads(mlp_cuda_t *m);                /* device, nparams */
 size_t mlp_cuda_nparams(const mlp_cuda_t *m);
-/* pinned host batch buffers (max_batch x sizes[0] floats, max_batch labels): gathering the batch
- * straight into them makes the upload one DMA */
-float *mlp_cuda_host_x(mlp_cuda_t *m);
-uint8_t *mlp_cuda_host_y(mlp_cuda_t *m);
 void mlp_cuda_zero_grad(mlp_cuda_t *m);
 void mlp_cuda_scale_grads(mlp_cuda_t *m, float s);
-/* x (B, sizes[0]) and labels on the HOST (best: the pinned buffers above); uploads them and
+/* x (B, sizes[0]) and labels on the HOST (best pinned: cuda_host_alloc); uploads them and
  * runs forward; returns the mean cross-entropy (reduced on the device) when labels != NULL, else 0.
  * Returns with the device done (with or without labels): x and labels may be refilled at once. */
 float mlp_cuda_forward(mlp_cuda_t *m, const float *x, const uint8_t *labels, int B);

@@ -238,9 +238,9 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
      * forever, and one that hangs would everywhere, so start-up has a deadline of 3 peer
      * timeouts, at least 30 s (MPI start-up of many ranks, or on a loaded machine, takes
      * seconds). Rank 0 says it; before MPI_Init Open MPI's environment tells the rank. */
-    const double peer_to = c->peer_timeout > 0 ? c->peer_timeout : 10;
+    const double timeout = c->peer_timeout > 0 ? c->peer_timeout : 10;
     const char *wr = getenv("OMPI_COMM_WORLD_RANK");
-    int deadline = (int)(3 * peer_to + 0.5);
+    int deadline = (int)(3 * timeout + 0.5);
     if (deadline < 30) deadline = 30;
     char wmsg[160];
     snprintf(wmsg, sizeof wmsg, "psring: ps start-up: not every process arrived within %d s (one died or hung while the job "
@@ -312,7 +312,6 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     long jobid = (long)getpid();
     mpiCheck(MPI_Bcast(&jobid, 1, MPI_LONG, 0, MPI_COMM_WORLD));
     char mine[EP_LEN] = "";
-    const double timeout = peer_to;
     if (!ex->is_worker) {
         char want[EP_LEN + 32];
         if (c->transport == PS_TRANSPORT_IPC) snprintf(want, sizeof want, "ipc:///tmp/psring-%ld-%d", jobid, rank);
