@@ -15,7 +15,7 @@ as long as the busiest direction of the busiest link (BytePS, Jiang et al., OSDI
     their own hosts   -> 2N alpha + (max(n, N n / k) + max(N, k) slice) beta + N n / k gamma
   PS, S shards        a host with a shard receives the other N-1 workers' pushes of it, (N-1) n/S,
     colocated with      and, as a worker, pulls the S-1 shards it does not hold: (N+S-2) n/S
-    the workers       -> 2 alpha + max(n, (N+S-2) n / S) beta + (N-1) n / S gamma
+    the workers       -> 2N alpha + (max(n, (N+S-2) n / S) + slice) beta + N n / S gamma
                          (S = N: 2(N-1)/N n, the ring's bytes; S = 1 on its own host: N n)
                       Every server takes a message from each of the N workers and answers it:
                       2N messages through the busiest server, as 2(N-1) through every ring host.
