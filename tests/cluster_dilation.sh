@@ -3,7 +3,7 @@
 # gets 1/D of a core (a cgroup CPU quota, period D ms) and links of --rate/D. A busy loop started
 # in a host (through cluster-rsh, as Open MPI starts its daemons) gets its share within 10%; a
 # straggler (`share h1 0.5`) gets half of it; `quota off` lifts the quotas and `quota on` puts
-# each back at its share; idle CPUs poll while it is up (cpu_dma_latency held at 0); `down`
+# each back at its share; `dilate 1` gives each host a core of its own (pinned, no quota); idle CPUs poll while it is up (cpu_dma_latency held at 0); `down`
 # removes the cgroups with everything else and releases that request,
 # also with a process still inside; bad values get one line and exit 2.
 . "$(dirname "$0")/common.sh"
@@ -60,6 +60,23 @@ awk -v s="$s3" 'BEGIN { exit !(s > 0.1125 && s < 0.1375) }' || fail "after quota
 "$CLUSTER" quota >"$SCRATCH/out" 2>&1; rc=$?
 [[ $rc == 2 && $(wc -l <"$SCRATCH/out") == 1 ]] || { cat "$SCRATCH/out"; fail "'cluster quota' gave rc $rc (want 2 and one line)"; }
 
+# dilate 1: hosts of a whole core get no quota and a core each (cluster-rsh pins hI to the I-th
+# CPU), links at the nominal rate; dilate 4 puts the quotas and the scaled links back
+"$CLUSTER" share h1 1 >/dev/null || fail "share h1 1 failed"
+"$CLUSTER" dilate 1 >/dev/null || fail "dilate 1 failed"
+tc qdisc show dev psrv1 | grep -q "rate 800Mbit" || fail "after dilate 1 h1's link is not at the nominal 800mbit"
+cpus() { "$TOP_SRCDIR/experiments/cluster-rsh" "$1" "awk '/^Cpus_allowed_list:/ { print \$2 }' /proc/self/status"; }
+c0=$(cpus h0) c1=$(cpus h1)
+[[ $c0 =~ ^[0-9]+$ && $c1 =~ ^[0-9]+$ ]] || fail "after dilate 1 hosts are not pinned to one CPU each (h0: '$c0', h1: '$c1')"
+(( $(nproc) < 2 )) || [[ $c0 != "$c1" ]] || fail "after dilate 1 h0 and h1 share CPU $c0"
+s4=$(busy_share h1) || fail "a busy loop could not run in h1 at dilation 1"
+awk -v s="$s4" 'BEGIN { exit !(s > 0.9) }' || fail "at dilation 1 h1 got $s4 of a core, want a whole core"
+"$CLUSTER" dilate 4 >/dev/null || fail "dilate 4 failed"
+tc qdisc show dev psrv1 | grep -q "rate 200Mbit" || fail "after dilate 4 h1's link is not back at 200mbit"
+[[ $(cpus h1) == "$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)" ]] || fail "after dilate 4 h1 is still pinned"
+s5=$(busy_share h0) || fail "a busy loop could not run in h0 after dilate 4"
+awk -v s="$s5" 'BEGIN { exit !(s > 0.225 && s < 0.275) }' || fail "after dilate 4 h0 got $s5 of a core, want 1/4 within 10%"
+
 # down with a process still inside a host's cgroup
 "$TOP_SRCDIR/experiments/cluster-rsh" h0 sleep 300 &
 sleep 0.5
@@ -67,4 +84,4 @@ sleep 0.5
 wait 2>/dev/null
 assert_clean "down of a dilated cluster"
 [[ -z $poll || $(readlink "/proc/$poll/fd/3" 2>/dev/null) != /dev/cpu_dma_latency ]] || fail "down left the CPU latency request held (pid $poll)"
-pass "dilation 4: h0 ran at $s0 of a core (1/4), straggler h1 at $s1 (1/8); quota off $s2, on again $s3; down left nothing"
+pass "dilation 4: h0 ran at $s0 of a core (1/4), straggler h1 at $s1 (1/8); quota off $s2, on again $s3; dilation 1: h1 pinned to CPU $c1 at $s4, back at 4: h0 $s5; down left nothing"
