@@ -106,7 +106,8 @@ def one_worker_compute(rows, key):
     that never waits (the ring rank alone) and one that waits every step (the PS worker) compute
     several ms apart, both off the real host (docs/cluster.md). Without it (a loopback sweep,
     nothing throttled) the one-worker runs are. The median of step - exchange; the samples: the
-    steps one by one from the runs' timelines (step_samples_ms), for BSP's wait for the slowest."""
+    steps one by one from each run's timeline (step_samples_ms), a list per run, for BSP's wait
+    for the slowest (costmodel.slowest_of takes the median over the runs)."""
     runs = {}
     for r in rows:
         if r.get("error") or r.get("workers") != "1" or (r.get("straggler") or "1") not in ("1", "1.0"):
@@ -116,7 +117,7 @@ def one_worker_compute(rows, key):
     for k, rs in runs.items():
         rs = [r for r in rs if step_alone(r)] or rs
         out[k] = (statistics.median((float(r["step_ms"]) - float(r["exchange_ms"])) / 1e3 for r in rs),
-                  [float(x) / 1e3 for r in rs for x in (r.get("step_samples_ms") or "").split(";") if x])
+                  [s for s in ([float(x) / 1e3 for x in (r.get("step_samples_ms") or "").split(";") if x] for r in rs) if s])
     return out
 
 

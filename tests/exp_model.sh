@@ -63,6 +63,8 @@ close(cm.step_time("ring", 4, 1e6, cal, 0.01, hidden_s=1e-3)[1], 0.5e-3, "overla
 close(cm.slowest_of([1.0, 2.0], 2), 0.25, "slowest of 2 draws from {1, 2}: 1/4 x 1 + 3/4 x 2 - 1.5")
 close(cm.slowest_of([1.0, 2.0, 3.0], 3), (1 / 27 + 2 * 7 / 27 + 3 * 19 / 27) - 2.0, "slowest of 3")
 close(cm.slowest_of([5.0] * 10, 8), 0.0, "no spread, no wait")
+close(cm.slowest_of([[1.0, 2.0], [1.0, 2.0], [1.0, 10.0]], 2), 0.25, "three runs: the median of 0.25, 0.25 and 2.25")
+close(cm.slowest_of([[1.0, 2.0], [1.0, 10.0]], 2), (0.25 + 2.25) / 2, "two runs: the mean of the middle two")
 close(cm.step_time("ring", 2, 0, cal, 1.5, samples=[1.0, 2.0])[2], 0.25, "the ring's step waits for it")
 assert cm.step_time("ring", 1, 0, cal, 1.5, samples=[1.0, 2.0])[2] == 0.0
 PY
@@ -170,13 +172,13 @@ rows += [dict(topology="ring", workers="2", straggler="1", step_ms="99", exchang
          dict(topology="ring", workers="1", straggler="1", step_ms="99", exchange_ms="0", error="died")]
 c, samples = pslib.one_worker_compute(rows, lambda r: 0)[0]
 assert abs(c - 0.0239) < 1e-12, c
-assert samples == [0.001, 0.002] * 6, samples
+assert samples == [[0.001, 0.002]] * 6, samples
 rows += [dict(topology="local", workers="1", straggler="1", step_ms=str(s), exchange_ms="0", step_samples_ms="3;4")
          for s in (22, 23)]
 rows += [dict(topology="local", workers="1", straggler="1", step_ms="5", exchange_ms="0", error="killed")]
 c, samples = pslib.one_worker_compute(rows, lambda r: 0)[0]
 assert abs(c - 0.0225) < 1e-12, c
-assert samples == [0.003, 0.004] * 2, samples
+assert samples == [[0.003, 0.004]] * 2, samples
 PY
 # --explain: the formula with the numbers in
 out=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ring -N 8 --params 200000 --fp16 --compute-ms 14) || fail "--explain: $out"
