@@ -70,6 +70,13 @@ assert demo.run_dilation(("ring", "ring", 2, 0, 0, 0, "bsp", 0.5), 8, "1gbit", c
 assert demo.run_dilation(ring2, 8, "1gbit", cpus=1) == 8 and demo.run_dilation(ring2, 8, "200mbit", cpus=1) == 2
 assert demo.run_dilation(ring2, 4, "1gbit", cpus=1) == 4 and demo.run_dilation(ps8, 8, "100mbit", cpus=1) == 8
 assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1), 16, "100mbit", cpus=2) == 4
+# the crossover's runs (ring and k server hosts at N=4) get two more repeats when there are three
+o3, o1 = dict(repeats=3), dict(repeats=1)
+assert demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 1), o3) == 5
+assert demo.repeats_of(("ps, k server hosts", "ps", 4, 3, 3, 0, "bsp", 1), o3) == 5
+assert demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 0.5), o3) == 3   # the straggler's
+assert demo.repeats_of(("ps, 1 server host", "ps", 4, 1, 1, 0, "bsp", 1), o3) == 3
+assert demo.repeats_of(ring2, o3) == 3 and demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 1), o1) == 1
 # a fixture: ring scales (0.8 at N=8), PS with one server host flat, k server hosts beat the ring from k=3
 out = sys.argv[2]
 cols = pslib.TRAINER_COLUMNS + demo.EMU + pslib.EXTRA_COLUMNS
