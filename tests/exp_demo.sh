@@ -70,6 +70,7 @@ assert demo.run_dilation(("ring", "ring", 2, 0, 0, 0, "bsp", 0.5), 8, "1gbit", c
 assert demo.run_dilation(ring2, 8, "1gbit", cpus=1) == 8 and demo.run_dilation(ring2, 8, "200mbit", cpus=1) == 2
 assert demo.run_dilation(ring2, 4, "1gbit", cpus=1) == 4 and demo.run_dilation(ps8, 8, "100mbit", cpus=1) == 8
 assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1), 16, "100mbit", cpus=2) == 4
+assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1), 8, "1gbit", cpus=16) == 8   # D=1: 2 hosts at most
 # the crossover's runs (ring and k server hosts at N=4) get two more repeats when there are three
 o3, o1 = dict(repeats=3), dict(repeats=1)
 assert demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 1), o3) == 5
