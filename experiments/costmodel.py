@@ -105,7 +105,7 @@ def slowest_of(samples, N):
     """E[max of N independent draws] - mean, over one host's per-step compute times (seconds).
     Several runs' samples (a list of lists): the median of the runs' estimates, as every time is
     the median of its repeats; a step that something else on the machine slowed 2x is not the
-    hosts' own noise, and one such sample in 42 added 4 ms at N=8."""
+    hosts' own noise, and one such sample in 42 added 5.8 ms at N=8."""
     if samples and isinstance(samples[0], (list, tuple)):
         runs = sorted(slowest_of(s, N) for s in samples if s)
         return (runs[(len(runs) - 1) // 2] + runs[len(runs) // 2]) / 2 if runs else 0.0
