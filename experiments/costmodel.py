@@ -29,6 +29,7 @@ nobody. SSP with staleness s: a fast worker runs free until it is s clocks ahead
 so over E steps between the workers' synchronizations (the trainer's are at every epoch's end)
 it takes max(E a, (E - s) b), a and b the fast and the slow worker's steps; without any, the
 slowest's pace b."""
+import statistics
 
 
 def rate_bps(text):
@@ -107,8 +108,8 @@ def slowest_of(samples, N):
     the median of its repeats; a step that something else on the machine slowed 2x is not the
     hosts' own noise, and one such sample in 42 added 5.8 ms at N=8."""
     if samples and isinstance(samples[0], (list, tuple)):
-        runs = sorted(slowest_of(s, N) for s in samples if s)
-        return (runs[(len(runs) - 1) // 2] + runs[len(runs) // 2]) / 2 if runs else 0.0
+        runs = [slowest_of(s, N) for s in samples if s]
+        return statistics.median(runs) if runs else 0.0
     if N <= 1 or not samples:
         return 0.0
     xs, m = sorted(samples), len(samples)
