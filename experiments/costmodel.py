@@ -20,15 +20,12 @@ as long as the busiest direction of the busiest link (BytePS, Jiang et al., OSDI
                       Every server takes a message from each of the N workers and answers it:
                       2N messages through the busiest server, as 2(N-1) through every ring host.
 
-The step (BSP): compute of the slowest host + the exchange that is not hidden. Compute is
-measured once, one worker's step on one full core (the demo's step alone: what a real 1-core
-host computes), step by step: equal hosts still differ from step to step (the OS's noise), and
-BSP waits for the slowest of N draws, E[max of N] - mean of that one host's steps. A host with a
-smaller CPU share (a straggler) stretches its compute by 1/share. Async PS: a worker waits for
-nobody. SSP with staleness s: a fast worker runs free until it is s clocks ahead of the slowest,
-so over E steps between the workers' synchronizations (the trainer's are at every epoch's end)
-it takes max(E a, (E - s) b), a and b the fast and the slow worker's steps; without any, the
-slowest's pace b."""
+The step (BSP): compute of the slowest host + the exchange that is not hidden. Compute is one
+worker's step on one full core (what a real 1-core host computes), measured step by step: equal
+hosts differ from step to step, and BSP waits for the slowest of N draws, E[max of N] - mean. A
+straggler's compute stretches by 1/(its CPU share). Async PS: a worker waits for nobody. SSP
+with staleness s: over E steps between the workers' synchronizations a fast worker takes
+max(E a, (E - s) b), a and b the fast and the slow worker's steps; with none, b."""
 import statistics
 
 
@@ -59,14 +56,12 @@ def ps_bytes(N, n, S=0, k=0, x=None):
 
 
 def ps_time(N, n, alpha, beta, gamma, S=0, k=0, x=None, slice_bytes=0):
-    """Seconds of one BSP push + pull of n bytes. The worker pushes in slices and the server
-    answers each slice as soon as it has it from everybody, so pulls overlap later pushes: the
-    busiest direction's bytes, plus the pipeline's fill, while the answers cannot leave yet.
-    A server on its own host has nothing else to send: its link idles until the first slice is
-    in from every worker, N slices through its own link (they arrive side by side) or k through
-    a worker's (which sends one to each server in turn). A colocated server's link carries its
-    worker's pushes meanwhile: one slice. Whole shards (slice_bytes 0, or slices as big) make
-    the fill the whole push: push and then pull, twice the busiest direction."""
+    """Seconds of one BSP push + pull of n bytes. The server answers each slice once it has it from
+    every worker, so pulls overlap later pushes: the busiest direction's bytes plus the pipeline's
+    fill, while no answer can leave. A server host's link idles until the first slice is in from
+    every worker: N slices through its link, or k through a worker's (one to each server). A
+    colocated server's link carries its worker's pushes meanwhile: one slice. Whole shards
+    (slice_bytes 0, or as big) make the fill the whole push: twice the busiest direction."""
     x = 1.0 if x is None else x
     shard = x * n / k if k > 0 else n / S
     summed = N * shard                               # bytes the busiest server adds up
