@@ -82,11 +82,11 @@ assert demo.repeats_of(ring2, o3) == 3 and demo.repeats_of(("ring", "ring", 4, 0
 out = sys.argv[2]
 cols = pslib.TRAINER_COLUMNS + demo.EMU + pslib.EXTRA_COLUMNS
 csv_path = os.path.join(out, "demo.csv")
-def add(label, topo, N, step, k=0, S=0, strag=1, sync="bsp", D=8):
+def add(label, topo, N, step, k=0, S=0, strag=1, sync="bsp", D=8, rep=1):
     r = dict(label=label, topology=topo, workers=N, dilation=D, servers=S, server_hosts=k, straggler=strag, sync=sync,
              step_ms=step, exchange_ms=step - 10, wait_ms=0, samples_per_s=N * 1024 / step * 1e3, params=200000,
              steps=10, bytes_sent_per_worker=1e6, bytes_recv_per_worker=1e6, bytes_per_server=4e6, sweep_id="demo",
-             repeat=1, command="%s %d %d %d %s %s" % (label, N, k, S, strag, sync), error="")
+             repeat=rep, command="%s %d %d %d %s %s" % (label, N, k, S, strag, sync), error="")
     pslib.append_row(csv_path, cols, r)
 for N, t in ((1, 10.0), (2, 11.0), (4, 11.9), (8, 12.5)):
     add("ring", "ring", N, t)
@@ -104,7 +104,7 @@ with contextlib.redirect_stdout(buf):
 text = buf.getvalue()
 for want in ("1-core hosts at 1gbit, dilation 8,", "N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80 (throughput(8) / (8 x throughput(1))); 0.64 against the same step alone"
              " on a full core (128000 samples/s, the one-worker host 0.80x that)",
-             "exchanges faster than the ring from k=3 on (1.50 vs 1.90 ms)", "What it does not"):
+             "exchanges faster than the ring from k=3 on (1.50 vs 1.90 ms, 21.1% less round by round)", "What it does not"):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
 assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
 n2 = next(l for l in text.splitlines() if "N=2:" in l)
@@ -125,7 +125,7 @@ buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "exchanges faster than the ring from k=4 on" in buf.getvalue(), buf.getvalue()
-assert "from k=4 on (1.00 vs 1.90 ms)" in buf.getvalue(), buf.getvalue()   # by 47%: no tie note
+assert "from k=4 on (1.00 vs 1.90 ms, 47.4% less round by round) (model" in buf.getvalue(), buf.getvalue()   # no tie note
 assert "(model: not compared;" in buf.getvalue(), buf.getvalue()
 # a crossover by less than the verdict's tie band (5%) says so
 k_path, csv_path = csv_path, os.path.join(out, "k-tie.csv")
@@ -135,8 +135,28 @@ for k, t in ((2, 12.5), (3, 12.0), (4, 11.85)):   # k=4: 1.85 vs 1.90 ms, 2.6% f
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
-assert "from k=4 on (1.85 vs 1.90 ms, by 2.6%: within the 5% the verdict calls a tie)" in buf.getvalue(), buf.getvalue()
+assert "from k=4 on (1.85 vs 1.90 ms, 2.6% less round by round: within the 5% the verdict calls a tie)" in buf.getvalue(), buf.getvalue()
 csv_path = k_path
+# winners and the crossover are decided round by round (repeat 1 of everything, then 2, ...): a
+# slow round moves every configuration in it. The medians of each (ring 26.32, PS 28.03 ms a
+# step: 1.065x) would split these two; their rounds (1.022, 1.028, 1.065) tie them.
+assert demo.paired({"1": 2.0, "2": 4.0}, {"1": 1.0, "2": 4.0, "3": 9.0}) == 1.5 and demo.paired({"1": 1.0}, {"2": 1.0}) is None
+r_path, csv_path = csv_path, os.path.join(out, "rounds.csv")
+for rep, (tr, tp) in enumerate(((27.90, 28.51), (25.80, 26.52), (26.32, 28.03)), 1):
+    add("ring", "ring", 2, tr, rep=rep)
+    add("ps, N colocated", "ps", 2, tp, S=2, rep=rep)
+# the crossover: k=4's exchange is 0.95, 1.12 and 0.98 of the ring's in the three rounds (median
+# 0.98: faster), though the medians of each (5.1 against 5.0 ms) would say slower
+for rep, (tr, t4) in enumerate(((14.0, 13.8), (15.0, 15.6), (15.2, 15.1)), 1):
+    add("ring", "ring", 4, tr, rep=rep)
+    add("ps, k server hosts", "ps", 4, t4, k=4, S=4, rep=rep)
+    add("ps, k server hosts", "ps", 4, 20.0, k=2, S=2, rep=rep)
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+assert "N=2: ring and ps, N colocated tie (within 5%)" in buf.getvalue(), buf.getvalue()
+assert "from k=4 on (5.10 vs 5.00 ms, 1.9% less round by round: within" in buf.getvalue(), buf.getvalue()
+csv_path = r_path
 # the model's crossover comes from its exchange for the same points (model_vs_measured.csv)
 cols = ["label", "workers", "servers", "server_hosts", "sync", "straggler", "step_err_pct", "exchange_err_pct",
         "model_exchange_ms", "model_samples_per_s"]
@@ -148,7 +168,7 @@ with open(os.path.join(out, "model_vs_measured.csv"), "w") as f:
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
-assert "from k=4 on (1.00 vs 1.90 ms) (model: from k=3; bytes alone, BytePS: k > N^2/(2(N-1)) = 2.67)" in buf.getvalue(), buf.getvalue()
+assert "from k=4 on (1.00 vs 1.90 ms, 47.4% less round by round) (model: from k=3; bytes alone, BytePS: k > N^2/(2(N-1)) = 2.67)" in buf.getvalue(), buf.getvalue()
 # the model's errors as its targets count them: per group (the sweep's step and exchange within
 # 10%, the k-server sweep and the straggler runs within 15%), the worst point named in full
 with open(os.path.join(out, "model_vs_measured.csv"), "a") as f:
