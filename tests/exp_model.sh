@@ -211,5 +211,10 @@ done <<EOF2
 --calibration $SCRATCH/old.csv --compare $TOP_SRCDIR/tests/fixtures/demo_small.csv|an older format
 --calibration $SCRATCH/none.csv --compare $TOP_SRCDIR/tests/fixtures/demo_small.csv|No such file
 --bogus|unrecognized arguments
+--calibration $SCRATCH/cal.csv|nothing to do
 EOF2
+# --help is the docstring: one usage line, no argparse listing after it
+"$MODEL" --help >"$SCRATCH/help" 2>&1 || fail "model --help failed"
+[[ $(grep -c '^usage:' "$SCRATCH/help") == 1 ]] && ! grep -q '^options:' "$SCRATCH/help" \
+  || fail "model --help: want one usage line and no argparse listing: $(cat "$SCRATCH/help")"
 pass "cost model: formulas, BytePS identity, --compare, --explain, --extrapolate, bad input"
