@@ -137,6 +137,31 @@ with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "from k=4 on (1.85 vs 1.90 ms, 2.6% less round by round: within the 5% the verdict calls a tie)" in buf.getvalue(), buf.getvalue()
 csv_path = k_path
+# a failed run is named once in the summary with its reason; one that a resume made good is not
+csv_path = os.path.join(out, "failed.csv")
+add("ring", "ring", 1, 10.0)
+add("ring", "ring", 2, 11.0)
+for label, N, why in (("ps, 1 server host", 2, "mpirun noticed that process rank 1 exited on signal 9 (Killed)."),
+                      ("ps, 1 server host", 1, "timed out")):
+    pslib.append_row(csv_path, cols, dict(label=label, topology="ps", workers=N, servers=1, server_hosts=1, straggler=1,
+                                          sync="bsp", sweep_id="demo", repeat=1, command="%s %d 1 1 1 bsp" % (label, N), error=why))
+add("ps, 1 server host", "ps", 1, 14.0, k=1, S=1)   # the second one's resume: the same command and repeat
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+assert "  1 run(s) failed and are left out: ps, 1 server host, N=2 (repeat 1): mpirun noticed that process rank 1 exited on signal 9" \
+    " (Killed)." in buf.getvalue(), buf.getvalue()
+assert "timed out" not in buf.getvalue() and "N=2: ring wins" in buf.getvalue(), buf.getvalue()
+# the reason is the line that says why, not mpirun's rules of dashes or its generic notice
+dashes = "-" * 74
+assert demo.failure("%s\nPrimary job terminated normally\n%s\nmpirun noticed that process rank 2 with PID 0 on node h2"
+                    " exited on signal 9 (Killed).\n%s\n" % (dashes, dashes, dashes), 137).startswith("mpirun noticed that process rank 2")
+assert demo.failure("psring-train: ps: worker 2 silent for 3 s\n%s\nmpirun detected that one or more processes exited"
+                    " with non-zero status\n%s" % (dashes, dashes), 1) == "psring-train: ps: worker 2 silent for 3 s"
+assert demo.failure("", 137) == "killed by signal 9 (SIGKILL)" and demo.failure("", -15) == "killed by signal 15 (SIGTERM)"
+assert demo.failure(dashes, 3) == "exit 3"
+assert demo.failure("mpirun noticed that process rank 0 with PID 1 on node h1 exited on signal 15 (Terminated).\ntimed out\n", 124) == "timed out"
+csv_path = k_path
 # winners and the crossover are decided round by round (repeat 1 of everything, then 2, ...): a
 # slow round moves every configuration in it. The medians of each (ring 26.32, PS 28.03 ms a
 # step: 1.065x) would split these two; their rounds (1.022, 1.028, 1.065) tie them.
