@@ -19,8 +19,8 @@ EXTRA_DIST += tests/launcher_cli.sh
 TESTS += tests/optim_equivalence.sh tests/ring_bytes.sh
 EXTRA_DIST += tests/optim_equivalence.sh tests/ring_bytes.sh
 # emulated cluster (experiments/cluster): root and network namespaces, else SKIP
-TESTS += tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh tests/demo_interrupt.sh
-EXTRA_DIST += tests/cluster_common.sh tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh tests/demo_interrupt.sh
+TESTS += tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh tests/demo_interrupt.sh tests/demo_kill.sh
+EXTRA_DIST += tests/cluster_common.sh tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh tests/demo_interrupt.sh tests/demo_kill.sh
 # psring --inject-latency-us: an LD_PRELOAD shim (experiments/inject-latency.c), built as a
 # "program" named .so so that automake makes a shared object without libtool; installed beside
 # the helpers, where the launcher looks for it
