@@ -40,3 +40,15 @@ assert_clean() { # what-for
   done
   [[ -z $left ]] || fail "$1 left behind:$left"
 }
+
+# `psring demo --quick` into $SCRATCH/r (its output in $SCRATCH/out) in a process group of its
+# own, $pid; without the cluster tests' lock (fd 9): a demo a test leaves behind must not hold it.
+# When the test exits the group is killed and the hosts are taken down.
+start_quick_demo() {
+  local mnist
+  mnist=$(find_mnist) || skip "no MNIST (./quickstart fetches it into data/mnist)"
+  command -v setsid >/dev/null || skip "needs setsid (util-linux)"
+  PSRING_MNIST_DIR=$mnist setsid "$TOP_SRCDIR/psring" demo --quick -o "$SCRATCH/r" >"$SCRATCH/out" 2>&1 9>&- &
+  pid=$!
+  trap 'kill -KILL -- -"$pid" 2>/dev/null; "$CLUSTER" down >/dev/null 2>&1 || true; rm -rf "$SCRATCH"' EXIT
+}

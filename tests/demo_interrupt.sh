@@ -4,12 +4,7 @@
 # namespace, veth, qdisc or cgroup is left behind.
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/cluster_common.sh"
-mnist=$(find_mnist) || skip "no MNIST (./quickstart fetches it into data/mnist)"
-command -v setsid >/dev/null || skip "needs setsid (util-linux)"
-# without the cluster tests' lock (fd 9): a demo this test leaves behind must not hold it
-PSRING_MNIST_DIR=$mnist setsid "$TOP_SRCDIR/psring" demo --quick -o "$SCRATCH/r" >"$SCRATCH/out" 2>&1 9>&- &
-pid=$!
-trap 'kill -KILL -- -"$pid" 2>/dev/null; "$CLUSTER" down >/dev/null 2>&1 || true; rm -rf "$SCRATCH"' EXIT
+start_quick_demo
 # the third run of the plan trains on the hosts (the first is the step alone, off the cluster)
 for _ in $(seq 600); do grep -q '\[3/' "$SCRATCH/out" && break; kill -0 $pid 2>/dev/null || break; sleep 0.1; done
 grep -q '\[3/' "$SCRATCH/out" || { cat "$SCRATCH/out"; fail "the demo never reached its third run"; }

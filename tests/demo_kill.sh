@@ -4,12 +4,7 @@
 # goes on through the rest of its plan and exits 0, and the hosts still come down.
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/cluster_common.sh"
-mnist=$(find_mnist) || skip "no MNIST (./quickstart fetches it into data/mnist)"
-command -v setsid >/dev/null || skip "needs setsid (util-linux)"
-# without the cluster tests' lock (fd 9), as in demo_interrupt.sh
-PSRING_MNIST_DIR=$mnist setsid "$TOP_SRCDIR/psring" demo --quick -o "$SCRATCH/r" >"$SCRATCH/out" 2>&1 9>&- &
-pid=$!
-trap 'kill -KILL -- -"$pid" 2>/dev/null; "$CLUSTER" down >/dev/null 2>&1 || true; rm -rf "$SCRATCH"' EXIT
+start_quick_demo
 # a rank of the ring at N=2, the fourth run of --quick's plan (the third, PS at N=1, may still be
 # shutting down when the fourth is announced: not that one), killed as soon as it is there, long
 # before its run could end
