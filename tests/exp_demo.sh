@@ -61,11 +61,13 @@ assert len(got) == len(want) and all(abs(a - b) < 1e-9 for a, b in zip(got, want
 # a run planned (repeat 1, an int) is the run read back from the CSV (repeat "1"): resume skips it
 assert pslib.run_key({"sweep_id": "demo", "repeat": 1, "command": "train x"}) == \
        pslib.run_key({"sweep_id": "demo", "repeat": "1", "command": "train x"})
-# each run's dilation: 1 where its hosts fit the CPUs (a core each), else hosts within 1.25 cores
+# each run's dilation: 1 where its workers fit the CPUs (a core each, one server host sharing), else hosts within 1.25 cores
 # and links at most 125 Mbit/s, capped by --dilation
 ring2, ps8 = ("ring", "ring", 2, 0, 0, 0, "bsp", 1), ("ps", "ps", 8, 1, 1, 0, "bsp", 1)
 assert demo.run_dilation(ring2, 8, "1gbit", cpus=2) == 1 and demo.run_dilation(ps8, 8, "1gbit", cpus=2) == 8
 assert demo.run_dilation(("ps", "ps", 1, 1, 1, 0, "bsp", 1), 8, "1gbit", cpus=2) == 1   # a worker host and a server host
+assert demo.run_dilation(("ps", "ps", 2, 1, 1, 0, "bsp", 1), 8, "1gbit", cpus=2) == 1   # a server host shares a worker's core
+assert demo.run_dilation(("ps", "ps", 2, 2, 2, 0, "bsp", 1), 8, "1gbit", cpus=2) == 8   # two would share both
 assert demo.run_dilation(("ring", "ring", 2, 0, 0, 0, "bsp", 0.5), 8, "1gbit", cpus=2) == 8   # a straggler needs a quota
 assert demo.run_dilation(ring2, 8, "1gbit", cpus=1) == 8 and demo.run_dilation(ring2, 8, "200mbit", cpus=1) == 2
 assert demo.run_dilation(ring2, 4, "1gbit", cpus=1) == 4 and demo.run_dilation(ps8, 8, "100mbit", cpus=1) == 8
