@@ -43,7 +43,6 @@
 #include <errno.h>
 #include <unistd.h>
 #include <stdatomic.h>
-#include <time.h>
 
 #define EP_LEN 256
 
@@ -213,10 +212,8 @@ static void raw_server(void *ctx, const char *want, char *all, size_t chunk, int
     int linger = 5000;
     zmqCheck(zmq_setsockopt(r, ZMQ_LINGER, &linger, sizeof linger));
     zmqCheck(zmq_close(r));
-    while (atomic_load(&held) > 0) { /* the I/O thread may still be writing the last replies */
-        struct timespec ts = { 0, 100000 };
-        nanosleep(&ts, NULL);
-    }
+    while (atomic_load(&held) > 0) /* the I/O thread may still be writing the last replies */
+        timer_sleep_us(100);
     free(reply);
 }
 

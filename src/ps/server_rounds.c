@@ -5,19 +5,13 @@
 #include "../common/timeline_hook.h"
 #include "../common/timer.h"
 #include <string.h>
-#include <time.h>
-
-static void sleep_us(long us) {
-    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-    nanosleep(&ts, NULL);
-}
 
 void server_wait_counter(ps_server_t *s, atomic_int *c) {
     double t0 = timer_now();
     while (atomic_load(c) > 0) {
         if (timer_now() - t0 > s->c.peer_timeout + 5)
             die("ps server %d: replies still unsent after %.1f s", s->c.index, timer_now() - t0);
-        sleep_us(20);
+        timer_sleep_us(20);
     }
 }
 

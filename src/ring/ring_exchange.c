@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- fp16 over MPI_Allreduce: sum of halves, rounded to half after each addition ---- */
 static void half_sum_fn(void *in, void *inout, int *len, MPI_Datatype *dt) {
@@ -123,7 +122,7 @@ static void stall_check(exchange_t *ex) {
             fflush(stderr);
             named = 1;
         }
-        if (waited > 0.001) { struct timespec ts = {0, 100000}; nanosleep(&ts, NULL); }
+        if (waited > 0.001) timer_sleep_us(100);
     }
     free(idx);
     for (int r = 1; r < N; r++) stall_watch_clear(&x->stall, r);
