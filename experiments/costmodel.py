@@ -29,12 +29,6 @@ max(E a, (E - s) b), a and b the fast and the slow worker's steps; with none, b.
 import statistics
 
 
-def rate_bps(text):
-    """'1gbit' -> 1e9 bits/s (tc's units, as --rate and the cluster's state write them); ValueError otherwise."""
-    t, units = text.lower().replace("bit", "").strip(), {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
-    return float(t[:-1]) * units[t[-1]] if t[-1:] in units else float(t)
-
-
 def ring_time(N, n, alpha, beta, gamma):
     """Seconds of one ring allreduce of n bytes over N hosts (0 for one host)."""
     if N <= 1:

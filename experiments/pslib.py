@@ -8,6 +8,7 @@ import io
 import math
 import os
 import statistics
+import sys
 
 # the trainer's columns (src/train/metrics.c)
 TRAINER_COLUMNS = [
@@ -21,6 +22,14 @@ TRAINER_COLUMNS = [
 # what the sweep adds
 EXTRA_COLUMNS = ["repeat", "sweep_id", "error", "command"]
 KEY_COLUMNS = ["sweep_id", "repeat", "command"]
+
+
+def complaint(prog):
+    """Each command's bad(msg, code=2): 'psring PROG: msg', one line on stderr, and exit code."""
+    def bad(msg, code=2):
+        print("psring %s: %s" % (prog, msg), file=sys.stderr)
+        sys.exit(code)
+    return bad
 
 
 class CsvError(Exception):
@@ -80,6 +89,17 @@ def run_key(row):
     return tuple(str(row.get(c, "")) for c in KEY_COLUMNS)
 
 
+def rate_bps(text):
+    """'1gbit' -> 1e9 bits/s (tc's units, as --rate and the cluster's state write them); ValueError otherwise."""
+    t, units = text.lower().replace("bit", "").strip(), {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+    return float(t[:-1]) * units[t[-1]] if t[-1:] in units else float(t)
+
+
+def gnuplot_str(s):
+    """s as a gnuplot string literal: '...' with a quote inside doubled."""
+    return "'" + str(s).replace("'", "''") + "'"
+
+
 def fnum(v, default=None):
     try:
         x = float(v)
@@ -96,6 +116,58 @@ def exchange_alone(r):
 def step_alone(r):
     """A row of the step alone: one worker on one full core, no exchange (topology local)."""
     return r.get("topology") == "local"
+
+
+# The numbers of a results row that the cost model reads: column -> (least value, or a set of
+# words; above the least only; may be empty). A cell the model cannot use is refused here, by
+# name, rather than as a traceback or a NaN in its table.
+CELLS = {"topology": ({"ring", "ps", "local"}, 0, 0), "sync": ({"bsp", "async", "ssp"}, 0, 1), "workers": (1, 0, 0),
+         "params": (1, 0, 0), "batch_per_worker": (1, 0, 0), "step_ms": (0, 1, 0), "exchange_ms": (0, 0, 0),
+         "wait_ms": (0, 0, 1), "samples_per_s": (0, 0, 0), "servers": (0, 0, 1), "server_hosts": (0, 0, 1),
+         "staleness": (0, 0, 1), "steps_per_epoch": (0, 0, 1), "straggler": (0, 1, 1), "ps_chunk_kb": (0, 0, 1)}
+INTEGERS = {"workers", "params", "batch_per_worker", "servers", "server_hosts", "staleness", "steps_per_epoch"}
+
+
+def check_cells(rows, path):
+    """CsvError 'path:line: column c: ...' for the first cell of rows (as read, from line 2; a failed
+    run's row is skipped) that is not what CELLS asks, or a PS row whose shards cannot be placed."""
+    for i, r in enumerate(rows, start=2):
+        if r.get("error"):
+            continue
+        if None in r:   # more fields than the header
+            raise CsvError("%s:%d: %d fields, the header has %d" % (path, i, len(r) - 1 + len(r[None]), len(r) - 1))
+        for c, (least, above, empty) in CELLS.items():
+            v = (r.get(c) or "").strip()
+            if not v and empty:
+                continue
+            if isinstance(least, set):
+                if v not in least:
+                    raise CsvError("%s:%d: column %s: '%s' is not one of %s" % (path, i, c, v, ", ".join(sorted(least))))
+                continue
+            x = (int(v) if v.isdigit() else None) if c in INTEGERS else fnum(v)
+            if x is None or x < least or (above and x == least) or (c == "straggler" and x > 1):
+                raise CsvError("%s:%d: column %s: '%s' is not %s %s %g%s" % (path, i, c, v, "an integer" if c in INTEGERS else "a number",
+                               ">" if above else ">=", least, " and <= 1" if c == "straggler" else ""))
+        if any(fnum(x) is None or fnum(x) <= 0 for x in (r.get("step_samples_ms") or "").split(";") if x):
+            raise CsvError("%s:%d: column step_samples_ms: '%s' is not numbers > 0 joined by ;" % (path, i, r["step_samples_ms"]))
+        if r["topology"] == "ps" and not (fnum(r.get("server_hosts"), 0) > 0 or 1 <= fnum(r.get("servers"), 0) <= fnum(r["workers"])):
+            raise CsvError("%s:%d: a PS row needs servers in 1..workers (%s) or server hosts: got %s" % (path, i, r["workers"], r.get("servers")))
+
+
+def read_results(path, needed):
+    """Every row of a results CSV that is read, not appended to (the cost model's --compare), with
+    the columns needed and the cells the cost model reads checked: CsvError 'path: what is wrong'."""
+    try:
+        with open(path, newline="") as f:
+            rd = csv.DictReader(f)
+            rows = list(rd)
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise CsvError("%s: %s" % (path, getattr(e, "strerror", None) or "not a CSV text file"))
+    missing = [c for c in needed if c not in (rd.fieldnames or [])]
+    if missing:
+        raise CsvError("%s: no column %s (not a demo results file)" % (path, ", ".join(missing)))
+    check_cells(rows, path)
+    return rows
 
 
 def one_worker_compute(rows, key):

@@ -193,10 +193,23 @@ w4=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ps -N 4 --se
 [[ $w0 == *"wait 14.00 ms"* && $w4 == *"wait 0.00 ms"* ]] || fail "--explain ssp, no sync / every 4 steps: $w0 / $w4"
 "$MODEL" --extrapolate --compute-ms 50 >"$SCRATCH/ex" || fail "--extrapolate failed"
 [[ $(grep -c Gbit "$SCRATCH/ex") == 16 ]] || fail "--extrapolate: not 4 models x 4 rates: $(cat "$SCRATCH/ex")"
+# PS slices (the trainer's 1 MiB) pipeline pulls behind pushes: N server hosts of their own move n
+# per link each way against the ring's 2(N-1)/N n, and beat it from N=4 (as whole shards they never did)
+grep -Eq '^resnet50 +10 Gbit .*PS wins from N=4$' "$SCRATCH/ex" || fail "--extrapolate, N more server hosts: $(grep resnet50 "$SCRATCH/ex")"
 
 # bad input: one line, exit 2
 printf 'key,value\nalpha_mpi,1e-5\n' >"$SCRATCH/old.csv"
 printf 'topology,workers\nring,2\n' >"$SCRATCH/cols.csv"
+printf 'format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-4,0,0,1000000000,8\n' >"$SCRATCH/beta0.csv"
+python3 - "$TOP_SRCDIR/tests/fixtures/demo_small.csv" "$SCRATCH" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for name, i, change in (("badcell", 1, dict(step_ms="nan")), ("noshard", [r["label"] for r in rows].index("ps, N colocated"), dict(servers="0"))):
+    with open("%s/%s.csv" % (sys.argv[2], name), "w", newline="") as f:
+        w = csv.DictWriter(f, list(rows[0]))
+        w.writeheader()
+        w.writerows(rows[:i] + [dict(rows[i], **change)] + rows[i + 1:])
+PY
 while IFS='|' read -r args want; do
   out=$("$MODEL" $args 2>&1); rc=$?
   [[ $rc == 2 && $(wc -l <<<"$out") == 1 && $out == *"$want"* ]] || fail "model $args: rc $rc, want 2 and one line with '$want': $out"
@@ -211,6 +224,14 @@ done <<EOF2
 --calibration $SCRATCH/old.csv --compare $TOP_SRCDIR/tests/fixtures/demo_small.csv|an older format
 --calibration $SCRATCH/none.csv --compare $TOP_SRCDIR/tests/fixtures/demo_small.csv|No such file
 --bogus|unrecognized arguments
+--calibration $SCRATCH/cal.csv --compare $SCRATCH/badcell.csv|badcell.csv:3: column step_ms: 'nan' is not a number > 0
+--calibration $SCRATCH/cal.csv --compare $SCRATCH/noshard.csv|a PS row needs servers in 1..workers
+--calibration $SCRATCH/beta0.csv --explain --topology ring -N 4 --compute-ms 1|beta > 0
+--calibration $SCRATCH/cal.csv --explain --topology ring -N 4 --compute-ms nan|--compute-ms must be a number > 0
+--calibration $SCRATCH/cal.csv --explain --topology ps -N 4 --servers 2 --server-hosts 2 --compute-ms 1|are alternatives
+--extrapolate --alpha-us -1|--alpha-us must be a number >= 0
+--extrapolate --explain|goes alone
+--calibration $SCRATCH/cal.csv --compare $TOP_SRCDIR/tests/fixtures/demo_small.csv --out $SCRATCH|Is a directory
 --calibration $SCRATCH/cal.csv|nothing to do
 EOF2
 # --help is the docstring: one usage line, no argparse listing after it
