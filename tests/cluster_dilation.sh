@@ -15,7 +15,10 @@ done </proc/mounts
 [[ -n $cg ]] || { [[ -r /sys/fs/cgroup/cgroup.controllers ]] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers && cg=/sys/fs/cgroup/psring-cluster; }
 [[ -n $cg ]] || skip "no cgroup cpu controller"
 
-for bad in "up 2 --dilation 0" "up 2 --dilation x" "up 2 --cpu-share 0.5" "up 2 --dilation 4 --cpu-share 0" "share h0 0.5"; do
+# also what the kernel and tc would refuse halfway: a share above 2D (a CFS period under 1 ms), a
+# link under 8 kbit/s after dividing by D, an octal-looking count
+for bad in "up 2 --dilation 0" "up 2 --dilation x" "up 2 --cpu-share 0.5" "up 2 --dilation 4 --cpu-share 0" "share h0 0.5" \
+           "up 2 --dilation 2 --cpu-share 8" "up 2 --rate 1kbit --dilation 200" "up 2 --dilation 08"; do
   "$CLUSTER" $bad >"$SCRATCH/out" 2>&1; rc=$?
   [[ $rc == 2 && $(wc -l <"$SCRATCH/out") == 1 ]] || { cat "$SCRATCH/out"; fail "'cluster $bad' gave rc $rc (want 2 and one line)"; }
 done
@@ -31,7 +34,13 @@ if [[ -w /dev/cpu_dma_latency ]]; then
   [[ -n $poll && $(readlink "/proc/$poll/fd/3") == /dev/cpu_dma_latency ]] || fail "no process holds /dev/cpu_dma_latency (state: '$poll')"
   [[ $(od -An -td4 /dev/cpu_dma_latency | tr -d ' ') == 0 ]] || fail "the CPU latency request is $(od -An -td4 /dev/cpu_dma_latency), want 0"
   "$CLUSTER" status --no-measure | grep -q "idle CPUs poll" || fail "status does not say that idle CPUs poll"
+  # the holder keeps no descriptor of its caller's: this test's lock is fd 9
+  [[ $(ls "/proc/$poll/fd" | sort -n | paste -sd,) == 0,1,2,3 ]] || fail "the holder keeps descriptors: $(ls -l "/proc/$poll/fd")"
 fi
+"$CLUSTER" share h1 9 >"$SCRATCH/out" 2>&1 && fail "share 9 at D=4 (a period under 1 ms) succeeded"
+grep -q "kernel's 1 ms" "$SCRATCH/out" || fail "share 9: $(cat "$SCRATCH/out")"
+"$CLUSTER" dilate 2000 >/dev/null 2>&1 && fail "dilate 2000 succeeded"
+"$CLUSTER" status --no-measure | grep -q "time dilation: 4" || fail "a refused share or dilate changed the cluster"
 "$CLUSTER" share h7 0.5 >/dev/null 2>&1 && fail "share of a host that does not exist succeeded"
 "$CLUSTER" share h1 2x >/dev/null 2>&1 && fail "share '2x' succeeded"
 

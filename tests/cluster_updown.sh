@@ -7,13 +7,17 @@
 . "$(dirname "$0")/cluster_common.sh"
 
 # bad input: one line, exit 2, nothing made
-for bad in "up" "up 0" "up 3 --rate fast" "up 3 --subnet 10.99.0.0/30" "up 3 --servers 4 --server-rate 2gbit" "sideways"; do
+for bad in "up" "up 0" "up 3 --rate fast" "up 3 --subnet 10.99.0.0/30" "up 3 --servers 4 --server-rate 2gbit" "sideways" \
+           "up 08" "up 3 --rate 0mbit" "up 3 --subnet 10.300.0.0/24" "up 3 --subnet 010.99.0.0/24" "up 3 --subnet 127.0.0.0/24" \
+           "demo --workers 1,08" "demo --workers 100"; do
   "$CLUSTER" $bad >"$SCRATCH/out" 2>&1; rc=$?
   [[ $rc == 2 && $(wc -l <"$SCRATCH/out") == 1 ]] || { cat "$SCRATCH/out"; fail "'cluster $bad' gave rc $rc (want 2 and one line)"; }
 done
 assert_clean "bad input"
-# an up that fails half-way (tc refuses the rate after the bridge and h0 exist) cleans up after itself
-"$CLUSTER" up 2 --rate 99999tbit >"$SCRATCH/out" 2>&1 && fail "up with a rate tc refuses succeeded"
+# an up that fails half-way (a link named like host 1's veth is in the way once the bridge and h0
+# exist) cleans up after itself, that link too
+ip link add psrv1 type bridge || fail "cannot make a link psrv1"
+"$CLUSTER" up 2 >"$SCRATCH/out" 2>&1 && fail "up with psrv1 in the way succeeded"
 grep -q "up failed; cleaning up" "$SCRATCH/out" || { cat "$SCRATCH/out"; fail "a failed up did not say it cleans up"; }
 assert_clean "a failed up"
 if command -v setpriv >/dev/null; then
@@ -44,6 +48,10 @@ for i in 0 1 2; do grep -q "^h$i /run/psring-cluster/tmp/h$i\$" "$SCRATCH/names"
 "$CLUSTER" down >/dev/null || fail "down failed"
 assert_clean "down"
 "$CLUSTER" down >/dev/null || fail "a second down failed"
+# down removes what up made, not the folder it was told to use
+mkdir "$SCRATCH/dir" && touch "$SCRATCH/dir/keep"
+PSRING_CLUSTER_DIR=$SCRATCH/dir "$CLUSTER" down >/dev/null || fail "down with PSRING_CLUSTER_DIR failed"
+[[ -e $SCRATCH/dir/keep ]] || fail "down removed a file it did not make"
 
 # a crash: the state file is gone, a daemon still runs inside a namespace; down finds it all by name
 "$CLUSTER" up 3 >/dev/null || fail "up 3 (again) failed"
