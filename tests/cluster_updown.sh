@@ -47,6 +47,15 @@ for i in 0 1 2; do grep -q "^h$i /run/psring-cluster/tmp/h$i\$" "$SCRATCH/names"
 
 "$CLUSTER" down >/dev/null || fail "down failed"
 assert_clean "down"
+# two ups at once: one makes the cluster, the other is refused (one line, exit 2) and removes nothing
+"$CLUSTER" up 3 >"$SCRATCH/a" 2>&1 & pid=$!
+"$CLUSTER" up 3 >"$SCRATCH/b" 2>&1; rb=$?
+wait $pid; ra=$?
+(( (ra == 0) + (rb == 0) == 1 )) || { cat "$SCRATCH/a" "$SCRATCH/b"; fail "two ups at once: rc $ra and $rb, want one 0"; }
+[[ $ra == 2 || $rb == 2 ]] && [[ $(wc -l <"$SCRATCH/$( ((ra == 2)) && echo a || echo b )") == 1 ]] || { cat "$SCRATCH/a" "$SCRATCH/b"; fail "the refused up"; }
+[[ $(ip netns list | grep -cE '^h[0-2]( |$)') == 3 ]] && ip link show psrbr0 >/dev/null 2>&1 || fail "the winner's cluster is not whole"
+"$CLUSTER" down >/dev/null || fail "down after two ups failed"
+assert_clean "two ups at once"
 "$CLUSTER" down >/dev/null || fail "a second down failed"
 # down removes what up made, not the folder it was told to use
 mkdir "$SCRATCH/dir" && touch "$SCRATCH/dir/keep"
