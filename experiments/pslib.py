@@ -158,7 +158,7 @@ def read_results(path, needed):
     """Every row of a results CSV that is read, not appended to (the cost model's --compare), with
     the columns needed and the cells the cost model reads checked: CsvError 'path: what is wrong'."""
     try:
-        with open(path, newline="") as f:
+        with open(path, newline="", encoding="utf-8-sig") as f:   # a spreadsheet's byte-order mark too
             rd = csv.DictReader(f)
             rows = list(rd)
     except (OSError, UnicodeDecodeError, csv.Error) as e:
