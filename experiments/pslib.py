@@ -37,26 +37,35 @@ class CsvError(Exception):
 
 
 def read_rows(path):
-    """All rows of a results CSV as dicts (empty list when the file is missing or empty)."""
+    """All rows of a results CSV as dicts (empty list when the file is missing or empty); CsvError
+    for one that is not (bytes that are not text, a line cut off inside a quote, a line with more or
+    fewer fields than the header: what a killed write leaves)."""
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         return []
-    with open(path, newline="") as f:
-        r = csv.DictReader(f)
-        if r.fieldnames is None:
-            return []
-        rows = []
-        for i, row in enumerate(r, start=2):
-            if None in row:  # more fields than the header: a corrupted line
-                raise CsvError("%s:%d: %d fields, the header has %d" % (path, i, len(r.fieldnames) + len(row[None]), len(r.fieldnames)))
-            rows.append(row)
-        return rows
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            r = csv.DictReader(f, strict=True)
+            if r.fieldnames is None:
+                return []
+            rows = []
+            for i, row in enumerate(r, start=2):
+                if None in row or None in row.values():
+                    n = len(r.fieldnames) + len(row[None]) if None in row else sum(v is not None for v in row.values())
+                    raise CsvError("%s:%d: %d fields, the header has %d" % (path, i, n, len(r.fieldnames)))
+                rows.append(row)
+            return rows
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise CsvError("%s: not a CSV text file (%s)" % (path, e))
 
 
 def header_of(path):
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         return None
-    with open(path, newline="") as f:
-        return next(csv.reader(f), None)
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            return next(csv.reader(f), None)
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise CsvError("%s: not a CSV text file (%s)" % (path, e))
 
 
 def format_row(columns, row):
@@ -66,14 +75,26 @@ def format_row(columns, row):
     return buf.getvalue()
 
 
+def check_tail(path):
+    """CsvError when a results file's last line has no newline: a write was cut off there, and a
+    row appended to it would join that line (and vanish into its last field)."""
+    if os.path.isfile(path) and os.path.getsize(path) > 0:
+        with open(path, "rb") as b:
+            b.seek(-1, os.SEEK_END)
+            if b.read(1) != b"\n":
+                raise CsvError("%s: its last line is cut off (a write that was killed?): repair it or use a new file" % path)
+
+
 def append_row(path, columns, row):
-    """Appends row, writing the header if the file is new; refuses a file with another header."""
+    """Appends row, writing the header if the file is new; refuses a file with another header, or
+    whose last line was cut off (the new row would join it, and vanish into its last field)."""
     with open(path, "a+", newline="") as f:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX)
         f.seek(0, os.SEEK_END)
         if f.tell() == 0:
             f.write(format_row(columns, dict(zip(columns, columns))))
         else:
+            check_tail(path)
             f.seek(0)
             have = next(csv.reader([f.readline()]), [])
             if have != list(columns):
@@ -123,7 +144,7 @@ def step_alone(r):
 # name, rather than as a traceback or a NaN in its table.
 CELLS = {"topology": ({"ring", "ps", "local"}, 0, 0), "sync": ({"bsp", "async", "ssp"}, 0, 1), "workers": (1, 0, 0),
          "params": (1, 0, 0), "batch_per_worker": (1, 0, 0), "step_ms": (0, 1, 0), "exchange_ms": (0, 0, 0),
-         "wait_ms": (0, 0, 1), "samples_per_s": (0, 0, 0), "servers": (0, 0, 1), "server_hosts": (0, 0, 1),
+         "wait_ms": (0, 0, 1), "samples_per_s": (0, 1, 0), "servers": (0, 0, 1), "server_hosts": (0, 0, 1),
          "staleness": (0, 0, 1), "steps_per_epoch": (0, 0, 1), "straggler": (0, 1, 1), "ps_chunk_kb": (0, 0, 1)}
 INTEGERS = {"workers", "params", "batch_per_worker", "servers", "server_hosts", "staleness", "steps_per_epoch"}
 
@@ -150,8 +171,8 @@ def check_cells(rows, path):
                                ">" if above else ">=", least, " and <= 1" if c == "straggler" else ""))
         if any(fnum(x) is None or fnum(x) <= 0 for x in (r.get("step_samples_ms") or "").split(";") if x):
             raise CsvError("%s:%d: column step_samples_ms: '%s' is not numbers > 0 joined by ;" % (path, i, r["step_samples_ms"]))
-        if r["topology"] == "ps" and not (fnum(r.get("server_hosts"), 0) > 0 or 1 <= fnum(r.get("servers"), 0) <= fnum(r["workers"])):
-            raise CsvError("%s:%d: a PS row needs servers in 1..workers (%s) or server hosts: got %s" % (path, i, r["workers"], r.get("servers")))
+        if r["topology"] == "ps" and not (fnum(r.get("server_hosts"), 0) > 0 or fnum(r.get("servers"), 0) >= 1):
+            raise CsvError("%s:%d: a PS row needs servers or server hosts: got %s and %s" % (path, i, r.get("servers"), r.get("server_hosts")))
 
 
 def read_results(path, needed):
@@ -159,13 +180,13 @@ def read_results(path, needed):
     the columns needed and the cells the cost model reads checked: CsvError 'path: what is wrong'."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:   # a spreadsheet's byte-order mark too
-            rd = csv.DictReader(f)
+            rd = csv.DictReader(f, strict=True)
             rows = list(rd)
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise CsvError("%s: %s" % (path, getattr(e, "strerror", None) or "not a CSV text file"))
     missing = [c for c in needed if c not in (rd.fieldnames or [])]
     if missing:
-        raise CsvError("%s: no column %s (not a demo results file)" % (path, ", ".join(missing)))
+        raise CsvError("%s: no column %s (not a psring results file)" % (path, ", ".join(missing)))
     check_cells(rows, path)
     return rows
 

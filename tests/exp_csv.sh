@@ -27,6 +27,31 @@ try:
     sys.exit("a row with too many fields was accepted")
 except pslib.CsvError as e:
     assert "4 fields" in str(e), e
+# a write cut off: a line with too few fields is refused, and so is appending to a file whose last
+# line has no newline (the new row would join it and vanish into its last field)
+with open(sys.argv[2], "w") as f:
+    f.write("a,b,c\n1,2,3\n4,5\n")
+try:
+    pslib.read_rows(sys.argv[2])
+    sys.exit("a row with too few fields was accepted")
+except pslib.CsvError as e:
+    assert "2 fields, the header has 3" in str(e), e
+with open(sys.argv[2], "w") as f:
+    f.write('a,b,c\n1,2,"cut')
+try:
+    pslib.read_rows(sys.argv[2])
+    sys.exit("a line cut inside a quote was accepted")
+except pslib.CsvError as e:
+    assert "not a CSV" in str(e), e
+try:
+    pslib.append_row(sys.argv[2], cols, rows[0])
+    sys.exit("a row was appended to a cut-off line")
+except pslib.CsvError as e:
+    assert "cut off" in str(e), e
+# a spreadsheet's byte-order mark is not part of the first column's name
+with open(sys.argv[2], "w", encoding="utf-8-sig") as f:
+    f.write("a,b,c\n1,2,3\n")
+assert pslib.read_rows(sys.argv[2]) == [{"a": "1", "b": "2", "c": "3"}], pslib.read_rows(sys.argv[2])
 PY
 data=$(find_mnist) || skip "no MNIST for the trainer half (run ./quickstart build)"
 [[ -x $TRAIN ]] || fail "no $TRAIN"

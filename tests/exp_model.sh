@@ -225,7 +225,7 @@ done <<EOF2
 --calibration $SCRATCH/none.csv --compare $TOP_SRCDIR/tests/fixtures/demo_small.csv|No such file
 --bogus|unrecognized arguments
 --calibration $SCRATCH/cal.csv --compare $SCRATCH/badcell.csv|badcell.csv:3: column step_ms: 'nan' is not a number > 0
---calibration $SCRATCH/cal.csv --compare $SCRATCH/noshard.csv|a PS row needs servers in 1..workers
+--calibration $SCRATCH/cal.csv --compare $SCRATCH/noshard.csv|a PS row needs servers or server hosts
 --calibration $SCRATCH/beta0.csv --explain --topology ring -N 4 --compute-ms 1|beta > 0
 --calibration $SCRATCH/cal.csv --explain --topology ring -N 4 --compute-ms nan|--compute-ms must be a number > 0
 --calibration $SCRATCH/cal.csv --explain --topology ps -N 4 --servers 2 --server-hosts 2 --compute-ms 1|are alternatives

@@ -12,10 +12,27 @@ for f in throughput efficiency breakdown accuracy bytes; do
   [[ $(head -c 4 "$SCRATCH/fig/$f.png" | od -An -c | tr -d ' ') == *PNG* ]] || fail "$f.png is not a PNG"
   grep -q "<svg" "$SCRATCH/fig/$f.svg" || fail "$f.svg is not SVG"
   grep -q "loopback: all ranks on this machine" "$SCRATCH/fig/$f.svg" || fail "$f.svg does not say how the runs were made"
+  [[ $(grep -o "loopback: all ranks on this machine" "$SCRATCH/fig/$f.svg" | wc -l) == 1 ]] || fail "$f.svg says it more than once"
 done
 out=$("$TOP_SRCDIR/psring" plot "$SCRATCH/missing.csv" 2>&1); rc=$?
 [[ $rc -eq 2 && $(wc -l <<<"$out") -eq 1 ]] || fail "missing file: rc $rc: $out"
 echo "a,b" >"$SCRATCH/bad.csv"; echo "1,2" >>"$SCRATCH/bad.csv"
 out=$("$TOP_SRCDIR/psring" plot "$SCRATCH/bad.csv" 2>&1); rc=$?
 [[ $rc -eq 2 && $out == *"not a psring results file"* ]] || fail "foreign CSV: rc $rc: $out"
+# cells that would crash a figure or the verdict, or draw nonsense: one line naming line and column
+python3 - "$SCRATCH/r.csv" "$SCRATCH" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for name, change in (("zero", dict(samples_per_s="0")), ("workers", dict(workers="0")), ("neg", dict(exchange_ms="-2.5"))):
+    with open("%s/%s.csv" % (sys.argv[2], name), "w", newline="") as f:
+        w = csv.DictWriter(f, list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows([dict(rows[0], **change)] + rows[1:])
+PY
+for c in "plot zero.csv|line 2|column samples_per_s" "summary zero.csv|line 2|column samples_per_s" "plot workers.csv|line 2|column workers" \
+         "summary neg.csv|line 2|column exchange_ms" "plot r.csv -o /proc/x|-o /proc/x|No such file"; do
+  IFS='|' read -r args _ want <<<"$c"
+  out=$(cd "$SCRATCH" && "$TOP_SRCDIR/psring" $args 2>&1); rc=$?
+  [[ $rc -eq 2 && $(wc -l <<<"$out") -eq 1 && $out == *"$want"* ]] || fail "psring $args: rc $rc: $out"
+done
 pass "plot"

@@ -48,6 +48,11 @@ PY
 grep -q "1 already done" "$SCRATCH/out4" || fail "failed run should be retried, finished one skipped: $(cat "$SCRATCH/out4")"
 out=$("$TOP_SRCDIR/psring" sweep --workers 0,x 2>&1); rc=$?
 [[ $rc -eq 2 && $(wc -l <<<"$out") -eq 1 ]] || fail "bad --workers: rc $rc: $out"
+# refused before the first run: a timeout the run's timer cannot hold, a CSV that cannot take a row
+for a in "--timeout inf" "--csv $SCRATCH" "--repeats 1,2" "-- --csv=x.csv"; do
+  out=$("$TOP_SRCDIR/psring" sweep --workers 1 --topologies local $a 2>&1); rc=$?
+  [[ $rc -eq 2 && $(wc -l <<<"$out") -eq 1 ]] || fail "sweep $a: rc $rc: $out"
+done
 out=$("$TOP_SRCDIR/psring" sweep --csv "$TOP_SRCDIR/tests/fixtures/sweep_small.epochs.csv" --dry-run 2>&1); rc=$?
 [[ $rc -eq 0 ]] || fail "dry run: $out"
 out=$("$TOP_SRCDIR/psring" sweep --csv "$TOP_SRCDIR/tests/fixtures/sweep_small.epochs.csv" --workers 1 --topologies local 2>&1); rc=$?
