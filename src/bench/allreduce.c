@@ -100,10 +100,12 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
     opterr = 0;
     int c, sizes_set = 0;
     char *end, err[512];
-    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:h", lo, NULL)) != -1) {
+    int li;
+    while ((li = -1, c = getopt_long(argc, argv, ":b:e:f:n:w:c:h", lo, &li)) != -1) {
+        if (parse_long_exact(argv, lo, li)) bad("write --%s out in full (an abbreviation of it was given)", lo[li].name);
         switch (c) {
-        case 'b': sizes_set = 1; if (parse_size(optarg, 0, (size_t)16 << 30, &o->min_bytes)) bad("-b: not a size (like 4K, 16M): '%s'", optarg); break;
-        case 'e': sizes_set = 1; if (parse_size(optarg, 0, (size_t)16 << 30, &o->max_bytes)) bad("-e: not a size (like 4K, 16M): '%s'", optarg); break;
+        case 'b': sizes_set = 1; if (parse_size(optarg, 4, (size_t)16 << 30, &o->min_bytes)) bad("-b: not a size of at least 4 bytes (like 4K, 16M): '%s'", optarg); break;
+        case 'e': sizes_set = 1; if (parse_size(optarg, 4, (size_t)16 << 30, &o->max_bytes)) bad("-e: not a size of at least 4 bytes (like 4K, 16M): '%s'", optarg); break;
         case 'f': o->factor = strtod(optarg, &end);
                   if (end == optarg || *end || !(o->factor > 1.0) || o->factor > 1024) bad("-f: step factor must be a number in (1, 1024]: '%s'", optarg);
                   break;
@@ -131,7 +133,8 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             if (o->device_cuda) bad("--device cuda: this build has no CUDA (configure --with-cuda)%s", "");
 #endif
             break;
-        case OPT_CSV: if (strlen(optarg) >= sizeof o->csv) bad("--csv: path too long: '%s'", optarg);
+        case OPT_CSV: if (!*optarg || optarg[0] == '-') bad("--csv needs a path: got '%s'", optarg);
+                      if (strlen(optarg) >= sizeof o->csv) bad("--csv: path too long: '%s'", optarg);
                       strcpy(o->csv, optarg); break;
         case OPT_CHUNK: if (parse_int(optarg, 1, 1 << 20, &o->chunk_kb)) bad("--chunk-kb must be an integer in 1..1048576: '%s'", optarg); break;
         case OPT_COMPUTE: if (parse_int(optarg, 0, 10000000, &o->compute_us)) bad("--compute-us must be an integer in 0..10000000: '%s'", optarg); break;
@@ -139,8 +142,8 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
                       o->compute_mlp = 1; break;
         case OPT_CHECK: break;   /* main saw it before MPI_Init */
         case 'h': if (rank == 0) usage(stdout); if (!check_only) MPI_Finalize(); exit(0);
-        case ':': bad("option '%s' needs a value", argv[optind - 1]); break;
-        default: bad("unknown option '%s' (try --help)", argv[optind - 1]); break;
+        case ':': bad("option '%s' needs a value", parse_bad_option(argv)); break;
+        default: bad("unknown option '%s' (try --help)", parse_bad_option(argv)); break;
         }
     }
     if (optind < argc) bad("unexpected argument '%s' (try --help)", argv[optind]);

@@ -6,6 +6,7 @@
  * kernels (run with PSRING_NO_BLAS_FIX=1 to see what OpenBLAS picks by itself).
  * Deliberately not here: bias, activations, loss, optimizer, data (that is the trainer's cost). */
 #include "config.h"
+#include "common/parse.h"
 #include "common/check.h"
 #include "common/rng.h"
 #include "common/timer.h"
@@ -121,8 +122,8 @@ int main(int argc, char **argv) {
             break;
         }
         case 'h': usage(stdout); return 0;
-        case ':': die_input("%s needs a value (see --help)", argv[optind - 1]);
-        default: die_input("unknown option '%s' (see --help)", argv[optind - 1]);
+        case ':': die_input("%s needs a value (see --help)", parse_bad_option(argv));
+        default: die_input("unknown option '%s' (see --help)", parse_bad_option(argv));
         }
     }
     if (optind < argc) die_input("unexpected argument '%s' (see --help)", argv[optind]);

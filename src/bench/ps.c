@@ -99,15 +99,16 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     opterr = 0;
-    int c, sizes_set = 0;
-    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:h", lo, NULL)) != -1) {
+    int c, li, sizes_set = 0;
+    while ((li = -1, c = getopt_long(argc, argv, ":b:e:f:n:w:h", lo, &li)) != -1) {
+        if (parse_long_exact(argv, lo, li)) bad_flag("write --%s out in full (an abbreviation of it was given)", lo[li].name);
         switch (c) {
         case 'S': if (parse_int(optarg, 1, 1 << 20, &o->servers)) bad_flag("--servers wants a positive integer, got '%s'", optarg); break;
         case 'b': sizes_set = 1; if (parse_size(optarg, 4, (size_t)4 << 30, &o->min_bytes)) bad_flag("-b wants a size like 64K, got '%s'", optarg); break;
         case 'e': sizes_set = 1; if (parse_size(optarg, 4, (size_t)4 << 30, &o->max_bytes)) bad_flag("-e wants a size like 64M, got '%s'", optarg); break;
         case 'f': {
             char *end; o->factor = strtod(optarg, &end);
-            if (end == optarg || *end || !(o->factor > 1)) bad_flag("-f wants a factor > 1, got '%s'", optarg);
+            if (end == optarg || *end || !(o->factor > 1) || o->factor > 1024) bad_flag("-f wants a factor in (1, 1024], got '%s'", optarg);
             break;
         }
         case 'n': if (parse_int(optarg, 1, 1000000, &o->iters)) bad_flag("-n wants a positive integer, got '%s'", optarg); break;
@@ -135,6 +136,7 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             strcpy(o->bind, optarg);
             break;
         case 'C':
+            if (!*optarg || optarg[0] == '-') bad_flag("--csv needs a path, got '%s'", optarg);
             if (strlen(optarg) >= sizeof o->csv) bad_flag("--csv path too long: '%s'", optarg);
             strcpy(o->csv, optarg);
             break;
@@ -145,8 +147,8 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             if (!check_only) MPI_Finalize();
             exit(0);
         case 'X': break;   /* --check-options: main saw it before MPI_Init */
-        case ':': bad_flag("%s needs a value", argv[optind - 1]); break;
-        default: bad_flag("unknown flag '%s'", argv[optind - 1]);
+        case ':': bad_flag("%s needs a value", parse_bad_option(argv)); break;
+        default: bad_flag("unknown flag '%s'", parse_bad_option(argv));
         }
     }
     if (optind < argc) bad_flag("unexpected argument '%s'", argv[optind]);

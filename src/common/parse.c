@@ -2,13 +2,15 @@
 #include "parse.h"
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int parse_size(const char *s, size_t lo, size_t hi, size_t *out) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || errno || v < 0) return -1;
+    if (end == s || errno || !(v >= 0) || !isfinite(v)) return -1;   /* NaN compares false: !(v >= 0) */
     double mul = 1;
     switch (toupper((unsigned char)*end)) {
     case 'K': mul = 1024.0; end++; break;
@@ -30,4 +32,23 @@ int parse_int(const char *s, int lo, int hi, int *out) {
     if (end == s || *end || errno || v < lo || v > hi) return -1;
     *out = (int)v;
     return 0;
+}
+
+const char *parse_bad_option(char *const argv[]) {
+    static char shortname[3];
+    if (optopt > 0 && optopt < 128 && isgraph(optopt)) {
+        shortname[0] = '-';
+        shortname[1] = (char)optopt;
+        return shortname;
+    }
+    return optind > 1 ? argv[optind - 1] : "?";
+}
+
+int parse_long_exact(char *const argv[], const struct option *lo, int li) {
+    if (li < 0 || optind < 2) return 0;
+    /* "--name value" leaves optind past the value, "--name=value" and "--name" on the word */
+    const char *word = optarg && optind >= 3 && optarg == argv[optind - 1] ? argv[optind - 2] : argv[optind - 1];
+    size_t n = strlen(lo[li].name);
+    if (strncmp(word, "--", 2) != 0) return 0;
+    return strncmp(word + 2, lo[li].name, n) == 0 && (word[2 + n] == 0 || word[2 + n] == '=') ? 0 : -1;
 }

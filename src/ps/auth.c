@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,21 +21,44 @@ int ps_auth_generate(const char *path, int force, char *err, size_t errlen) {
         snprintf(err, errlen, "zmq_curve_keypair: %s", zmq_strerror(zmq_errno()));
         return -1;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | (force ? O_TRUNC : O_EXCL), 0600);
+    /* --force replaces a regular file only, and never in place: the keys go to a new file beside
+     * it that is renamed over it once written, so a device, a FIFO or a symlink's target at PATH
+     * is never opened, truncated or removed (as root, /dev/null was), and a failed write leaves
+     * the old keys. Without --force, O_EXCL refuses anything that exists. */
+    struct stat st;
+    if (force && lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file; --force replaces only a keyfile", path);
+        return -1;
+    }
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) { snprintf(err, errlen, "%s: path too long", path); return -1; }
+    int fd = force ? mkstemp(tmp) : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    const char *made = force ? tmp : path;   /* what this call created, and may remove */
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s%s", path, strerror(errno), errno == EEXIST ? " (use --force to replace it)" : "");
         return -1;
     }
-    if (fchmod(fd, 0600) != 0) { snprintf(err, errlen, "%s: chmod 600: %s", path, strerror(errno)); close(fd); return -1; }
+    if (fchmod(fd, 0600) != 0) {
+        snprintf(err, errlen, "%s: chmod 600: %s", path, strerror(errno));
+        close(fd);
+        unlink(made);
+        return -1;
+    }
     char buf[512];
     int n = snprintf(buf, sizeof buf,
                      "# psring CurveZMQ keys (psring keygen). Whoever holds this file can join the parameter server:\n"
                      "# copy it only to the hosts of the job, mode 0600.\n"
                      "server-public %s\nserver-secret %s\nclient-public %s\nclient-secret %s\n",
                      k.server_public, k.server_secret, k.client_public, k.client_secret);
-    if (write(fd, buf, (size_t)n) != n || fsync(fd) != 0 || close(fd) != 0) {
+    if (write(fd, buf, (size_t)n) != n || fsync(fd) != 0) {
         snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        unlink(path);
+        close(fd);
+        unlink(made);
+        return -1;
+    }
+    if (close(fd) != 0 || (force && rename(tmp, path) != 0)) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        unlink(made);
         return -1;
     }
     return 0;

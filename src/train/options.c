@@ -3,13 +3,16 @@
  * exit code 2 on every rank instead of a hang later. It does not open files beyond checking that
  * --data is a directory. */
 #include "config.h"
+#include "../common/parse.h"
 #include "options.h"
 #include <getopt.h>
 #include <string.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum {
     OPT_TOPOLOGY = 256, OPT_LAYERS, OPT_BATCH, OPT_EPOCHS, OPT_STEPS, OPT_LR, OPT_MOMENTUM,
@@ -253,8 +256,10 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     optind = 0;   /* 0, not 1: glibc then also forgets a half-read "-xy" cluster of the last call
                    * (found by fuzz/fuzz_options: parse 2 read freed memory after "-h0") */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
-        const char *name = optind > 1 && optind - 1 < argc ? argv[optind - 1] : "?";
+    int li;
+    while ((li = -1, c = getopt_long(argc, argv, ":h", long_opts, &li)) != -1) {
+        const char *name = c == '?' || c == ':' ? parse_bad_option(argv) : optind > 1 && optind - 1 < argc ? argv[optind - 1] : "?";
+        if (parse_long_exact(argv, long_opts, li)) FAIL("write --%s out in full (an abbreviation of it was given)", long_opts[li].name);
         /* one case per flag, each with its own bounds and message: the cases share a shape by
          * design (a table of flags would hide what each one checks) */
         switch (c) {
@@ -292,7 +297,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         case OPT_SEED: {
             char *end; errno = 0;
             unsigned long long s = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-') FAIL("--seed must be a non-negative integer: got '%s'", optarg);
+            if (errno || end == optarg || *end || !isdigit((unsigned char)optarg[0])) FAIL("--seed must be a non-negative integer: got '%s'", optarg);
             o->seed = s; break;
         }
         case OPT_DATA:
@@ -309,15 +314,18 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
             if (parse_long(optarg, 1, 1024, &v)) FAIL("--threads must be an integer in 1..1024: got '%s'", optarg);
             o->threads = (int)v; break;
         case OPT_CSV:
+            if (!*optarg || optarg[0] == '-') FAIL("--csv needs a path: got '%s'", optarg);   /* not the next flag */
             if (copy_str(o->csv, sizeof o->csv, optarg)) FAIL("--csv path is too long");
             break;
         case OPT_CKPT:
+            if (!*optarg || optarg[0] == '-') FAIL("--checkpoint needs a path: got '%s'", optarg);   /* not the next flag */
             if (copy_str(o->checkpoint, sizeof o->checkpoint, optarg)) FAIL("--checkpoint path is too long");
             break;
         case OPT_CKPT_EVERY:
             if (parse_long(optarg, 1, 1L << 30, &v)) FAIL("--checkpoint-every must be an integer >= 1: got '%s'", optarg);
             o->checkpoint_every = (int)v; break;
         case OPT_RESUME:
+            if (!*optarg || optarg[0] == '-') FAIL("--resume needs a path: got '%s'", optarg);   /* not the next flag */
             if (copy_str(o->resume, sizeof o->resume, optarg)) FAIL("--resume path is too long");
             break;
         case OPT_QUIET: o->quiet = 1; break;
@@ -325,12 +333,15 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
             if (parse_long(optarg, 1, 1L << 30, &v)) FAIL("--log-every must be an integer >= 1: got '%s'", optarg);
             o->log_every = (int)v; break;
         case OPT_LOSS_LOG:
+            if (!*optarg || optarg[0] == '-') FAIL("--loss-log needs a path: got '%s'", optarg);   /* not the next flag */
             if (copy_str(o->loss_log, sizeof o->loss_log, optarg)) FAIL("--loss-log path is too long");
             break;
         case OPT_TIMELINE:
+            if (!*optarg || optarg[0] == '-') FAIL("--timeline needs a path: got '%s'", optarg);   /* not the next flag */
             if (copy_str(o->timeline, sizeof o->timeline, optarg)) FAIL("--timeline path is too long");
             break;
         case OPT_DUMP_PARAMS:
+            if (!*optarg || optarg[0] == '-') FAIL("--dump-params needs a path: got '%s'", optarg);   /* not the next flag */
             if (copy_str(o->dump_params, sizeof o->dump_params, optarg)) FAIL("--dump-params path is too long");
             break;
         case OPT_SCALING:
@@ -474,6 +485,25 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         FAIL("--fp16 applies to --topology ring or ps (local has no exchange to compress)");
     if (o->resume[0] && stat(o->resume, &st) != 0)
         FAIL("--resume %s: no such file", o->resume);
+    /* what a run writes at its end is refused now, not after the training: a folder, or a file in
+     * a folder that cannot be written. The folder is checked where rank 0 runs (one process, or
+     * the launcher's --check-options): on real hosts another one may lack a folder it never uses */
+    const char *outs[][2] = { { "--csv", o->csv }, { "--checkpoint", o->checkpoint }, { "--dump-params", o->dump_params },
+                              { "--timeline", o->timeline }, { "--loss-log", o->loss_log } };
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        const char *path = outs[i][1];
+        if (!*path) continue;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) FAIL("%s %s: is a directory", outs[i][0], path);
+        char dir[sizeof o->csv + 2];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (!slash) snprintf(dir, sizeof dir, ".");
+        else if (slash == dir) dir[1] = 0;
+        else *slash = 0;
+        if ((!rank || !strcmp(rank, "0")) && access(dir, W_OK) != 0)
+            FAIL("%s %s: cannot write in %s: %s", outs[i][0], path, dir, strerror(errno));
+    }
     if (o->slow_ms > 0 && o->slow_rank < 0)
         FAIL("--slow-ms needs --slow-rank");
     if (o->ps_auth[0] && o->topology != TOPO_PS)

@@ -107,7 +107,11 @@ int main(int argc, char **argv) {
     char err[1024];
     int prc = options_parse(&o, argc, argv, err, sizeof err);
     if (prc == 1) return 0;
-    if (prc != 0) { fprintf(stderr, "psring-train: %s\n", err); return EXIT_BADINPUT; }
+    if (prc != 0) {   /* under mpirun every rank refuses; one says why */
+        const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+        if (!rank || !strcmp(rank, "0")) fprintf(stderr, "psring-train: %s\n", err);
+        return EXIT_BADINPUT;
+    }
 
     /* --check-options: the launcher validates once, so a bad flag is not reported by every rank */
     if (o.check_options) return model_device_check(o.device) != 0 ? EXIT_BADINPUT : 0;
