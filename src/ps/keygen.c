@@ -12,7 +12,8 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: psring keygen KEYFILE [--force]\n"
                    "Writes CurveZMQ keys for psring-train --ps-auth KEYFILE (mode 0600): parameter servers\n"
-                   "then accept only workers holding the same file. --force replaces an existing file.\n");
+                   "then accept only workers holding the same file. --force replaces an existing keyfile\n"
+                   "(a regular file only: the new keys are written beside it, then renamed over it).\n");
             return 0;
         }
         if (!strcmp(argv[i], "--force")) force = 1;
