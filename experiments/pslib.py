@@ -96,7 +96,7 @@ def append_row(path, columns, row):
         else:
             check_tail(path)
             f.seek(0)
-            have = next(csv.reader([f.readline()]), [])
+            have = next(csv.reader([f.readline().lstrip("\ufeff")]), [])   # a spreadsheet's byte-order mark
             if have != list(columns):
                 raise CsvError("%s: existing file has a different header; use a new file" % path)
             f.seek(0, os.SEEK_END)

@@ -52,6 +52,8 @@ except pslib.CsvError as e:
 with open(sys.argv[2], "w", encoding="utf-8-sig") as f:
     f.write("a,b,c\n1,2,3\n")
 assert pslib.read_rows(sys.argv[2]) == [{"a": "1", "b": "2", "c": "3"}], pslib.read_rows(sys.argv[2])
+pslib.append_row(sys.argv[2], cols, {"a": "4", "b": "5", "c": "6"})   # and a row goes after it
+assert [r["a"] for r in pslib.read_rows(sys.argv[2])] == ["1", "4"], pslib.read_rows(sys.argv[2])
 PY
 data=$(find_mnist) || skip "no MNIST for the trainer half (run ./quickstart build)"
 [[ -x $TRAIN ]] || fail "no $TRAIN"

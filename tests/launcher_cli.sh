@@ -46,6 +46,9 @@ once "psring-bench-allreduce: -e: not a size of at least 4 bytes (like 4K, 16M):
 once "psring: -np must be a positive integer up to 999999: got '08'" train -np 08 --topology ring
 once "psring: --topology needs a value" train -np 2 --topology
 once "psring: bench gemm runs one process: drop -np 4" bench gemm -np 4
+# a long option refused is named as typed, not by its one-letter value ('-S needs a value')
+out=$("$TOP_BUILDDIR/psring-bench-ps" --check-options --servers 2>&1)
+[[ $out == "psring-bench-ps: --servers needs a value"* ]] || fail "bench ps --servers without a value: $out"
 # started by mpirun itself (no launcher check), a bad flag is still said once, by rank 0
 out=$(timeout 60 $MPIRUN -np 2 "$TRAIN" --topology ring --epochs x 2>&1)
 [[ $(grep -c "^psring-train: --epochs" <<<"$out") == 1 ]] || fail "mpirun -np 2 psring-train --epochs x: $out"

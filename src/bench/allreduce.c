@@ -142,8 +142,8 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
                       o->compute_mlp = 1; break;
         case OPT_CHECK: break;   /* main saw it before MPI_Init */
         case 'h': if (rank == 0) usage(stdout); if (!check_only) MPI_Finalize(); exit(0);
-        case ':': bad("option '%s' needs a value", parse_bad_option(argv)); break;
-        default: bad("unknown option '%s' (try --help)", parse_bad_option(argv)); break;
+        case ':': bad("option '%s' needs a value", parse_bad_option(argv, lo)); break;
+        default: bad("unknown option '%s' (try --help)", parse_bad_option(argv, lo)); break;
         }
     }
     if (optind < argc) bad("unexpected argument '%s' (try --help)", argv[optind]);

@@ -122,8 +122,8 @@ int main(int argc, char **argv) {
             break;
         }
         case 'h': usage(stdout); return 0;
-        case ':': die_input("%s needs a value (see --help)", parse_bad_option(argv));
-        default: die_input("unknown option '%s' (see --help)", parse_bad_option(argv));
+        case ':': die_input("%s needs a value (see --help)", parse_bad_option(argv, opts));
+        default: die_input("unknown option '%s' (see --help)", parse_bad_option(argv, opts));
         }
     }
     if (optind < argc) die_input("unexpected argument '%s' (see --help)", argv[optind]);

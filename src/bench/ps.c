@@ -147,8 +147,8 @@ static void parse(bench_opts_t *o, int argc, char **argv) {
             if (!check_only) MPI_Finalize();
             exit(0);
         case 'X': break;   /* --check-options: main saw it before MPI_Init */
-        case ':': bad_flag("%s needs a value", parse_bad_option(argv)); break;
-        default: bad_flag("unknown flag '%s'", parse_bad_option(argv));
+        case ':': bad_flag("%s needs a value", parse_bad_option(argv, lo)); break;
+        default: bad_flag("unknown flag '%s'", parse_bad_option(argv, lo));
         }
     }
     if (optind < argc) bad_flag("unexpected argument '%s'", argv[optind]);

@@ -34,14 +34,22 @@ int parse_int(const char *s, int lo, int hi, int *out) {
     return 0;
 }
 
-const char *parse_bad_option(char *const argv[]) {
+const char *parse_bad_option(char *const argv[], const struct option *lo) {
     static char shortname[3];
+    const char *w = optind > 1 ? argv[optind - 1] : "?";
+    if (!strncmp(w, "--", 2)) {   /* the word before a refused "-xyz" may be a long option too */
+        if (optopt == 0) return w;   /* an unknown long option */
+        for (; lo->name; lo++) {
+            size_t n = strlen(lo->name);
+            if (lo->val == optopt && !strncmp(w + 2, lo->name, n) && (w[2 + n] == 0 || w[2 + n] == '=')) return w;
+        }
+    }
     if (optopt > 0 && optopt < 128 && isgraph(optopt)) {
         shortname[0] = '-';
         shortname[1] = (char)optopt;
         return shortname;
     }
-    return optind > 1 ? argv[optind - 1] : "?";
+    return w;
 }
 
 int parse_long_exact(char *const argv[], const struct option *lo, int li) {

@@ -258,7 +258,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     opterr = 0;
     int li;
     while ((li = -1, c = getopt_long(argc, argv, ":h", long_opts, &li)) != -1) {
-        const char *name = c == '?' || c == ':' ? parse_bad_option(argv) : optind > 1 && optind - 1 < argc ? argv[optind - 1] : "?";
+        const char *name = c == '?' || c == ':' ? parse_bad_option(argv, long_opts) : optind > 1 && optind - 1 < argc ? argv[optind - 1] : "?";
         if (parse_long_exact(argv, long_opts, li)) FAIL("write --%s out in full (an abbreviation of it was given)", long_opts[li].name);
         /* one case per flag, each with its own bounds and message: the cases share a shape by
          * design (a table of flags would hide what each one checks) */
@@ -485,24 +485,32 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         FAIL("--fp16 applies to --topology ring or ps (local has no exchange to compress)");
     if (o->resume[0] && stat(o->resume, &st) != 0)
         FAIL("--resume %s: no such file", o->resume);
-    /* what a run writes at its end is refused now, not after the training: a folder, or a file in
-     * a folder that cannot be written. The folder is checked where rank 0 runs (one process, or
-     * the launcher's --check-options): on real hosts another one may lack a folder it never uses */
-    const char *outs[][2] = { { "--csv", o->csv }, { "--checkpoint", o->checkpoint }, { "--dump-params", o->dump_params },
-                              { "--timeline", o->timeline }, { "--loss-log", o->loss_log } };
+    /* what a run writes at its end is refused now, not after the training: a folder, a file that
+     * cannot be written, or (for a new file, and for the checkpoint and the timeline, which write
+     * beside theirs and rename) a folder that cannot be. Checked by the process that writes them,
+     * worker 0 (MPI rank S on a PS), or by one process alone (the launcher's --check-options): on
+     * real hosts another one may lack a folder it never uses */
+    const struct { const char *flag, *path; int beside; } outs[] = {
+        { "--csv", o->csv, 0 }, { "--checkpoint", o->checkpoint, 1 }, { "--dump-params", o->dump_params, 0 },
+        { "--timeline", o->timeline, 1 }, { "--loss-log", o->loss_log, 0 } };
     const char *rank = getenv("OMPI_COMM_WORLD_RANK");
-    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
-        const char *path = outs[i][1];
+    int writer = !rank || atoi(rank) == (o->topology == TOPO_PS ? o->servers : 0);
+    for (size_t i = 0; writer && i < sizeof outs / sizeof outs[0]; i++) {
+        const char *path = outs[i].path;
         if (!*path) continue;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) FAIL("%s %s: is a directory", outs[i][0], path);
+        int exists = stat(path, &st) == 0;
+        if (exists && S_ISDIR(st.st_mode)) FAIL("%s %s: is a directory", outs[i].flag, path);
+        if (exists && !outs[i].beside) {
+            if (access(path, W_OK) != 0) FAIL("%s %s: cannot write it: %s", outs[i].flag, path, strerror(errno));
+            continue;
+        }
         char dir[sizeof o->csv + 2];
         snprintf(dir, sizeof dir, "%s", path);
         char *slash = strrchr(dir, '/');
         if (!slash) snprintf(dir, sizeof dir, ".");
         else if (slash == dir) dir[1] = 0;
         else *slash = 0;
-        if ((!rank || !strcmp(rank, "0")) && access(dir, W_OK) != 0)
-            FAIL("%s %s: cannot write in %s: %s", outs[i][0], path, dir, strerror(errno));
+        if (access(dir, W_OK) != 0) FAIL("%s %s: cannot write in %s: %s", outs[i].flag, path, dir, strerror(errno));
     }
     if (o->slow_ms > 0 && o->slow_rank < 0)
         FAIL("--slow-ms needs --slow-rank");

@@ -107,8 +107,8 @@ int main(int argc, char **argv) {
     char err[1024];
     int prc = options_parse(&o, argc, argv, err, sizeof err);
     if (prc == 1) return 0;
-    if (prc != 0) {   /* under mpirun every rank refuses; one says why */
-        const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (prc != 0) {   /* under mpirun every rank refuses; one per host says why (hosts' files differ) */
+        const char *rank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
         if (!rank || !strcmp(rank, "0")) fprintf(stderr, "psring-train: %s\n", err);
         return EXIT_BADINPUT;
     }
