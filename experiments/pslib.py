@@ -155,8 +155,6 @@ def check_cells(rows, path):
     for i, r in enumerate(rows, start=2):
         if r.get("error"):
             continue
-        if None in r:   # more fields than the header
-            raise CsvError("%s:%d: %d fields, the header has %d" % (path, i, len(r) - 1 + len(r[None]), len(r) - 1))
         for c, (least, above, empty) in CELLS.items():
             v = (r.get(c) or "").strip()
             if not v and empty:
@@ -175,20 +173,42 @@ def check_cells(rows, path):
             raise CsvError("%s:%d: a PS row needs servers or server hosts: got %s and %s" % (path, i, r.get("servers"), r.get("server_hosts")))
 
 
-def read_results(path, needed):
-    """Every row of a results CSV that is read, not appended to (the cost model's --compare), with
-    the columns needed and the cells the cost model reads checked: CsvError 'path: what is wrong'."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:   # a spreadsheet's byte-order mark too
-            rd = csv.DictReader(f, strict=True)
-            rows = list(rd)
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise CsvError("%s: %s" % (path, getattr(e, "strerror", None) or "not a CSV text file"))
-    missing = [c for c in needed if c not in (rd.fieldnames or [])]
+def check_columns(path, columns, needed):
+    """CsvError when a results file's header (columns) lacks one of needed."""
+    missing = [c for c in needed if c not in columns]
     if missing:
         raise CsvError("%s: no column %s (not a psring results file)" % (path, ", ".join(missing)))
+
+
+def read_results(path, needed):
+    """Every row of a results CSV that is read, not appended to (the cost model's --compare,
+    summary), through read_rows, with the columns needed and the cells the cost model reads
+    checked: CsvError 'path: what is wrong', a missing file too."""
+    if not os.path.isfile(path):
+        raise CsvError("%s: %s" % (path, "Is a directory" if os.path.isdir(path) else "No such file or directory"))
+    try:
+        rows = read_rows(path)
+        check_columns(path, list(rows[0]) if rows else header_of(path) or [], needed)
+    except OSError as e:
+        raise CsvError("%s: %s" % (path, e.strerror))
     check_cells(rows, path)
     return rows
+
+
+def resume_rows(path, columns, foreign):
+    """The rows of a results CSV that a run is about to append to (none for a new file), refused
+    now if it could not take them, not after the first run: another header (CsvError 'path:
+    foreign'), a cut-off last line, bytes that are not text (CsvError), or a path that cannot be
+    written (OSError)."""
+    have = header_of(path)
+    if have is not None and have != list(columns):
+        raise CsvError("%s: %s" % (path, foreign))
+    check_tail(path)
+    existed = os.path.exists(path)
+    open(path, "a").close()   # a folder, /proc, a read-only file: refused as the run's append would be
+    if not existed:
+        os.remove(path)
+    return read_rows(path)
 
 
 def one_worker_compute(rows, key):
