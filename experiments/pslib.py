@@ -10,6 +10,22 @@ import os
 import statistics
 import sys
 
+
+def mnist_dir(root=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):
+    """The MNIST folder, found the one way every tool and test finds it (pslib.sh's
+    psring_mnist_dir): $PSRING_MNIST_DIR, else ROOT/data/mnist, the source tree's (installed, told
+    so by the launcher's PSRING_DATADIR: ./data/mnist, psring-train's default --data). None when
+    neither holds train-images-idx3-ubyte(.gz); MNIST_MISSING is then the line to tell the user."""
+    if os.environ.get("PSRING_DATADIR"):
+        root = "."
+    for d in (os.environ.get("PSRING_MNIST_DIR"), os.path.join(root, "data", "mnist")):
+        if d and any(os.path.exists(os.path.join(d, "train-images-idx3-ubyte" + z)) for z in ("", ".gz")):
+            return os.path.abspath(d)
+    return None
+
+
+MNIST_MISSING = "no MNIST (set PSRING_MNIST_DIR, or run experiments/get-mnist)"
+
 # the trainer's columns (src/train/metrics.c)
 TRAINER_COLUMNS = [
     "topology", "allreduce", "sync", "staleness", "servers", "workers", "device", "transport",

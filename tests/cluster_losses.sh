@@ -6,7 +6,7 @@
 # on loopback, and every PS server bound its own host's cluster address.
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/cluster_common.sh"
-DATA=$(find_mnist) || skip "MNIST not found (set MNIST_DIR)"
+DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
 PSRING="$TOP_SRCDIR/psring"
 common=(--data "$DATA" --steps 20 --train-limit 1280 --test-limit 500 --batch 32 --seed 5)
 

@@ -1,29 +1,39 @@
-# tests/common.sh: sourced by the shell tests. Finds the build, the data and mpirun; gives
-# fail/skip helpers with automake's exit codes (77 = SKIP, 99 = hard error).
+# tests/common.sh: the one library the shell tests source (and tests/installcheck.sh). Finds the
+# build, the data and mpirun, sets Open MPI's test environment (experiments/pslib.sh, shared with the
+# helpers), and gives fail/skip/pass with automake's exit codes (77 = SKIP, 99 = hard error), time
+# limits for MPI jobs, scratch folders and loss comparisons. Not a test itself.
 set -u
 TOP_BUILDDIR=${TOP_BUILDDIR:-$(pwd)}
-TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 TRAIN="$TOP_BUILDDIR/psring-train"
+BENCH="$TOP_BUILDDIR/psring-bench-allreduce"
 MPIRUN=${MPIRUN:-mpirun}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_pml=ob1
+# (already sourced: installcheck takes the installed copy's, as the tree's experiments/ is hidden there)
+declare -F psring_mpi_env >/dev/null || . "$TOP_SRCDIR/experiments/pslib.sh" || exit 99
+psring_mpi_env
 MPIRUN_FLAGS="--oversubscribe --mca pml ob1"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# messages: "FAIL: ...", or "NAME: FAIL: ..." where a script sets FAIL_PREFIX="NAME: "
+fail() { echo "${FAIL_PREFIX:-}FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 pass() { echo "PASS: $*"; }
 
-# MNIST: the repo's data/mnist (./quickstart fetches it), else $MNIST_DIR, else skip
-find_mnist() {
-  for d in "${MNIST_DIR:-}" "$TOP_SRCDIR/data/mnist" "${PSRING_MNIST_DIR:-}"; do
-    if [[ -n $d ]] && ls "$d"/train-images-idx3-ubyte* >/dev/null 2>&1; then echo "$d"; return 0; fi
-  done
-  return 1
+# find_mnist: prints the MNIST folder ($PSRING_MNIST_DIR, else the tree's data/mnist), or returns 1
+find_mnist() { psring_mnist_dir "$TOP_SRCDIR"; }
+# need_mnist: MNIST_DIR is the MNIST folder, or the test skips saying what to set or run
+need_mnist() { MNIST_DIR=$(find_mnist) || skip "$PSRING_MNIST_MISSING"; }
+# need_prog PATH: skip when a program was not built (e.g. CUDA-only ones)
+need_prog() { [[ -x $1 ]] || skip "$1 not built"; }
+
+# mpi LIMIT ARGS...: mpirun with a hard time limit: a hang is a failure, never a stuck 'make check'
+mpi() {
+  local limit=$1; shift
+  timeout -k 5 "$limit" "$MPIRUN" "$@"
 }
 
 # a scratch directory removed on exit
 scratch() {
-  SCRATCH=$(mktemp -d /tmp/psring-test.XXXXXX)
+  SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/psring-test.XXXXXX") || exit 99
   trap 'rm -rf "$SCRATCH"' EXIT
 }
 
@@ -74,4 +84,42 @@ if bad or steps <= 0:
           % (sys.argv[1], sys.argv[2], sent, recv, steps, want, N, n))
     sys.exit(1)
 PY
+}
+
+# run_ring NP OUT ARGS...: psring-train --topology ring under mpirun, strong scaling, $COMMON; the
+# per-step losses into OUT (needs scratch)
+run_ring() {
+  local np=$1 out=$2; shift 2
+  # shellcheck disable=SC2086
+  mpi 180 -np "$np" "$TRAIN" --topology ring --scaling strong $COMMON --loss-log "$out" "$@" >"$SCRATCH/out.txt" 2>&1 \
+    || { cat "$SCRATCH/out.txt"; fail "ring -np $np $*"; }
+}
+
+# compare_steps A B TOL WHAT: two 50-step loss logs, same steps, every loss within TOL relative
+compare_steps() {
+  [ "$(wc -l < "$1")" -eq 50 ] || fail "$4: $1 has $(wc -l < "$1") lines, want 50"
+  [ "$(wc -l < "$2")" -eq 50 ] || fail "$4: $2 has $(wc -l < "$2") lines, want 50"
+  paste -d, "$1" "$2" | awk -F, -v tol="$3" -v what="$4" '
+    function abs(v) { return v < 0 ? -v : v }
+    { if ($1 != $3) { printf "%s: step %s vs %s\n", what, $1, $3; bad = 1; exit }
+      d = abs($2 - $4); m = abs($2) > abs($4) ? abs($2) : abs($4)
+      if (!(d <= tol * m)) { printf "%s: step %d loss %s vs %s (rel %.3g > %g)\n", what, $1, $2, $4, d / m, tol; bad = 1 }
+      if (d / m > worst) worst = d / m }
+    END { if (!bad) printf "%s: 50 steps, worst relative difference %.3g\n", what, worst; exit bad }' \
+    || fail "$4"
+}
+
+# faults_run SCENARIOS: make check's wrapper around experiments/faults, where the scenarios live
+# (it prints one PASS/FAIL/SKIP line each): fails on any FAIL or a non-zero exit, skips when every
+# scenario skipped
+faults_run() {
+  local data out rc
+  data=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
+  out=$("$TOP_SRCDIR/experiments/faults" --builddir "$TOP_BUILDDIR" --data "$data" --only "$1" 2>&1)
+  rc=$?
+  echo "$out"
+  grep -q "^FAIL" <<<"$out" && fail "fault scenarios failed"
+  (( rc == 0 )) || fail "experiments/faults exited $rc"
+  grep -q "^PASS" <<<"$out" || skip "every scenario skipped"
+  pass "$1"
 }

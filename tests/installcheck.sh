@@ -7,22 +7,24 @@
 # latency); a sweep of 2 runs; plot; model --compare against the fixture calibration; summary;
 # the three benchmarks; keygen; cluster up 2 / train --cluster / down (root with namespaces only).
 # Environment: PSRING_PREFIX_BIN (the installed bin folder), SRCDIR, BUILDDIR; MNIST from
-# $MNIST_DIR, $PSRING_MNIST_DIR, SRCDIR/data/mnist or SRCDIR/../shared/data/mnist.
+# $PSRING_MNIST_DIR, else SRCDIR/data/mnist (the one lookup: the installed pslib.sh).
 set -uo pipefail
 bin=${PSRING_PREFIX_BIN:?PSRING_PREFIX_BIN: the installed bin folder} src=${SRCDIR:?} build=${BUILDDIR:?}
 P=$bin/psring
-fail() { echo "installcheck: FAIL: $*" >&2; exit 1; }
+libexec=$([[ -f $P ]] && sed -n "s/^libexec_dir='\(.*\)'$/\1/p" "$P")
+# the installed pslib.sh first (tests/common.sh then keeps it: the tree's experiments/ is hidden
+# below), then the tests' library for fail
+[[ -n $libexec && -f $libexec/pslib.sh ]] && . "$libexec/pslib.sh"
+FAIL_PREFIX="installcheck: "
+. "$src/tests/common.sh"
 say() { echo "installcheck: $*"; }
 [[ -x $P ]] || fail "$P is not installed (make install first)"
-mnist=""
-for d in "${MNIST_DIR:-}" "${PSRING_MNIST_DIR:-}" "$src/data/mnist" "$src/../shared/data/mnist"; do
-  [[ -n $d ]] && ls "$d"/train-images-idx3-ubyte* >/dev/null 2>&1 && { mnist=$(cd "$d" && pwd); break; }
-done
+mnist=$(psring_mnist_dir "$src") || mnist=""
 
 if [[ -z ${PSRING_INSTALLCHECK_HIDDEN:-} ]]; then
   # the installed files must not name the trees (the launcher's helper folder above all)
-  libexec=$(sed -n "s/^libexec_dir='\(.*\)'$/\1/p" "$P")
   [[ -n $libexec && -x $libexec/sweep ]] || fail "$P does not name an installed helper folder (libexec_dir: '$libexec')"
+  [[ -f $libexec/pslib.sh ]] || fail "$libexec/pslib.sh is not installed"
   # (the install itself may lie inside a tree: make distcheck installs into the unpacked tarball)
   src=$(cd "$src" && pwd) build=$(cd "$build" && pwd) inside=0
   [[ $(cd "$bin" && pwd)/ == "$build"/* ]] && inside=1
@@ -36,7 +38,7 @@ if [[ -z ${PSRING_INSTALLCHECK_HIDDEN:-} ]]; then
   if [[ $(id -u) -eq 0 ]] && unshare -m true 2>/dev/null; then
     hide=("$src/experiments")
     ((inside)) || hide+=("$build")
-    export PSRING_INSTALLCHECK_HIDDEN=1 MNIST_DIR=$mnist
+    export PSRING_INSTALLCHECK_HIDDEN=1 PSRING_MNIST_DIR=$mnist
     exec unshare -m bash -c 'f=$1; shift; mount --bind /dev/null "$f/psring" || exit 1
       for d in "$@"; do mount -t tmpfs -o size=1m,ro psring-hidden "$d" || exit 1; done
       exec bash "$f/tests/installcheck.sh"' installcheck "$src" "${hide[@]}"
@@ -51,6 +53,8 @@ cp "$src/tests/fixtures/demo_small.csv" "$W/demo.csv" || fail "no tests/fixtures
 printf 'format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-4,8e-9,0,1000000000,8\n' >"$W/calibration.csv"
 cd "$W" || fail "cd $W"
 unset PSRING_BUILDDIR PSRING_LAUNCHER PSRING_DATADIR TOP_BUILDDIR TOP_SRCDIR
+# the launcher must set Open MPI's root flags itself (tests/common.sh set them for the tests)
+unset OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_pml
 export PATH="$bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" OMPI_MCA_rmaps_base_oversubscribe=1
 
 # run NAME CMD...: must exit 0; output kept in NAME.out
@@ -75,7 +79,7 @@ run bench-gemm "$P" bench gemm --layers 784,32,10 --steps 3
 say "keygen, bench allreduce|ps|gemm, a bad flag (one line, exit 2)"
 
 if [[ -z $mnist ]]; then
-  say "SKIP the training, sweep, plot, model and cluster checks: no MNIST (set MNIST_DIR)"
+  say "SKIP the training, sweep, plot, model and cluster checks: no MNIST (set PSRING_MNIST_DIR)"
   exit 0
 fi
 PSRING_MNIST_DIR=$mnist run get-mnist "$P" get-mnist

@@ -3,7 +3,7 @@
 # (test accuracy above 85%), and reports its staleness. --lr-scale none: with the default linear
 # scaling (lr 0.15 for 3 workers) and momentum 0.9, async diverges (staleness acts as extra momentum).
 . "$(dirname "$0")/common.sh"
-DATA=$(find_mnist) || skip "MNIST not found (set MNIST_DIR)"
+DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
 scratch
 timeout 180 $MPIRUN $MPIRUN_FLAGS -np 4 "$TRAIN" --topology ps --servers 1 --sync async --batch 32 --epochs 1 --lr-scale none \
   --train-limit 10000 --data "$DATA" --quiet --transport ipc >"$SCRATCH/out" 2>&1 || { cat "$SCRATCH/out"; fail "async run failed"; }

@@ -5,7 +5,7 @@
 # (server logs it, auth=curve refused>0, rejected=0: nothing reached the server's code) and the
 # parameters are unchanged; a world-readable keyfile and a garbled one are refused with exit 2.
 . "$(dirname "$0")/common.sh"
-DATA=$(find_mnist) || skip "MNIST not found (set MNIST_DIR)"
+DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
 scratch
 ATTACK="$TOP_BUILDDIR/tests/ps_attack"
 KEYGEN="$TOP_BUILDDIR/psring-keygen"

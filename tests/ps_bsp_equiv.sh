@@ -3,7 +3,7 @@
 # global batch 64 step by step: the same loss at each of the first 50 steps within 1e-5 relative,
 # with whole-shard pushes and with --ps-chunk-kb slices.
 . "$(dirname "$0")/common.sh"
-DATA=$(find_mnist) || skip "MNIST not found (set MNIST_DIR)"
+DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
 scratch
 common="--batch 64 --steps 50 --train-limit 3200 --data $DATA --quiet --seed 7"
 timeout 120 $MPIRUN $MPIRUN_FLAGS -np 4 "$TRAIN" --topology ps --servers 2 --sync bsp --scaling strong \

@@ -5,7 +5,7 @@
 # 0's rejected= counter equals the number of hostile messages sent (no message slipped through
 # and none was lost uncounted). Also: the server bound loopback (the default --bind).
 . "$(dirname "$0")/common.sh"
-DATA=$(find_mnist) || skip "MNIST not found (set MNIST_DIR)"
+DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
 scratch
 ATTACK="$TOP_BUILDDIR/tests/ps_attack"
 [[ -x $ATTACK ]] || fail "$ATTACK not built"

@@ -8,7 +8,7 @@
 # and that the job ended in time; MPI_Abort there ends only the server, and the workers then end
 # themselves after --peer-timeout of server silence (about 2 x timeout in all).
 . "$(dirname "$0")/common.sh"
-DATA=$(find_mnist) || skip "MNIST not found (set MNIST_DIR)"
+DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
 scratch
 TO=3
 

@@ -3,7 +3,7 @@
 # (and it does run ahead: the bound is reached, so the test can tell a barrier from SSP). The
 # server prints "ps server 0: sync=ssp staleness_bound=K ... staleness_max=X max_clock_gap=Y".
 . "$(dirname "$0")/common.sh"
-DATA=$(find_mnist) || skip "MNIST not found (set MNIST_DIR)"
+DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
 scratch
 for K in 1 3; do
   timeout 120 $MPIRUN $MPIRUN_FLAGS -np 3 "$TRAIN" --topology ps --servers 1 --sync ssp --staleness $K \

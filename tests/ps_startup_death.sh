@@ -5,7 +5,7 @@
 # its own: before the start-up watchdog they waited forever. Now they give up after 3 peer
 # timeouts (at least 30 s), one line says why, and nothing is left running.
 . "$(dirname "$0")/common.sh"
-DATA=$(find_mnist) || skip "MNIST not found (set MNIST_DIR)"
+DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
 scratch
 out=$SCRATCH/out
 t0=$SECONDS

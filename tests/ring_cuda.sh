@@ -1,13 +1,14 @@
 #!/bin/bash
 # ring_cuda.sh: the GPU ring equals the CPU ring bit for bit with 2 and 4 ranks sharing the GPUs
 # there are (tests/test_ring_cuda.c), and NCCL sums or refuses as it should. SKIP without a GPU.
-. "$(dirname "$0")/ring_common.sh"
+. "$(dirname "$0")/common.sh"
+scratch
 PROG=$TOP_BUILDDIR/tests/test_ring_cuda
 need_prog "$PROG"
 "$PROG" --probe || { echo "SKIP: no usable CUDA device" >&2; exit 77; }
 for np in 2 4; do
-    mpi 300 -np "$np" "$PROG" >"$TMP/out.$np" 2>&1 || { cat "$TMP/out.$np"; fail "test_ring_cuda -np $np"; }
-    grep -q "ring_cuda vs ring, $np ranks: 0 elements differ" "$TMP/out.$np" || { cat "$TMP/out.$np"; fail "no verdict from -np $np"; }
-    cat "$TMP/out.$np"
+    mpi 300 -np "$np" "$PROG" >"$SCRATCH/out.$np" 2>&1 || { cat "$SCRATCH/out.$np"; fail "test_ring_cuda -np $np"; }
+    grep -q "ring_cuda vs ring, $np ranks: 0 elements differ" "$SCRATCH/out.$np" || { cat "$SCRATCH/out.$np"; fail "no verdict from -np $np"; }
+    cat "$SCRATCH/out.$np"
 done
 echo "PASS: GPU ring == CPU ring with 2 and 4 ranks"

@@ -1,10 +1,11 @@
-#!/bin/sh
+#!/bin/bash
 # ring_deadrank.sh: a rank killed with SIGKILL in the middle of a ring run must end the job, with
 # a non-zero status and the dead rank named, instead of leaving the others waiting for it
 # forever. Open MPI's mpirun does this (it watches its children); the test makes sure nothing in
 # the ring defeats it. Once with the allreduce benchmark (always runs) and once with the trainer
 # (needs MNIST). Each job runs under a timeout: a hang is a failure.
-. "$(dirname "$0")/ring_common.sh"
+. "$(dirname "$0")/common.sh"
+scratch
 need_prog "$BENCH"
 
 # kill_rank_of JOBPID RANK: SIGKILL the process of that MPI rank among JOBPID's descendants
@@ -25,24 +26,24 @@ kill_rank_of() {
 dead() {
     local what=$1 wait=$2; shift 2
     local t0=$(date +%s)
-    timeout -k 5 60 "$MPIRUN" "$@" > "$TMP/out.txt" 2>&1 &
+    timeout -k 5 60 "$MPIRUN" "$@" > "$SCRATCH/out.txt" 2>&1 &
     local job=$!
     sleep "$wait"
     kill_rank_of "$job" 1 || { kill $job; fail "$what: could not find rank 1 to kill"; }
     wait $job
     local rc=$? t1=$(date +%s)
-    tail -15 "$TMP/out.txt"
+    tail -15 "$SCRATCH/out.txt"
     # mpirun itself exits 137 (128 + SIGKILL) for a killed rank; a hang shows as the time limit
     [ $rc -ne 124 ] && [ $((t1 - t0)) -lt 55 ] || fail "$what: the job hung after rank 1 died (killed by timeout)"
     [ $rc -ne 0 ] || fail "$what: exit status 0 after rank 1 was killed"
-    grep -q "rank 1" "$TMP/out.txt" || fail "$what: the dead rank is not named"
+    grep -q "rank 1" "$SCRATCH/out.txt" || fail "$what: the dead rank is not named"
     echo "$what: ended with status $rc, rank 1 named"
 }
 
 dead "bench" 1.5 -np 3 "$BENCH" -b 16M -e 16M -n 100000 -w 1 -c 0 --impl ring
-if [ -e "$MNIST_DIR/train-images-idx3-ubyte.gz" ] || [ -e "$MNIST_DIR/train-images-idx3-ubyte" ]; then
+if MNIST_DIR=$(find_mnist); then
     dead "train" 2 -np 3 "$TRAIN" --topology ring --data "$MNIST_DIR" --layers 784,256,10 --epochs 1000 --quiet
 else
-    echo "no MNIST in $MNIST_DIR: trainer case skipped"
+    echo "$PSRING_MNIST_MISSING: trainer case skipped"
 fi
 echo "ring_deadrank: ok"

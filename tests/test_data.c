@@ -3,11 +3,12 @@
  * file; plus the real MNIST when present), suite_sampler (every rank's sampler built in one
  * process: disjoint cover, padding, drop_last, determinism, and N ranks x batch b == one process
  * x batch N*b) and batch_gather checks (bit for bit against torchvision's normalisation).
- * It does not download data: real-MNIST tests run only when MNIST_DIR or /work/shared/data/mnist
- * holds it. */
+ * It does not download data: real-MNIST tests run only where mnist_dir.h finds it
+ * ($PSRING_MNIST_DIR, else the tree's data/mnist). */
 #include "data/batch.h"
 #include "data/idx.h"
 #include "data/sampler.h"
+#include "mnist_dir.h"
 #include <check.h>
 #include <errno.h>
 #include <math.h>
@@ -364,27 +365,8 @@ END_TEST
 
 /* ---------------------------------------------------------------- real MNIST ---- */
 
-static const char *mnist_dir(void) {
-    static char found[4096];
-    const char *cands[] = {getenv("MNIST_DIR"), "/work/shared/data/mnist"};
-    for (int i = 0; i < 2; i++) {
-        if (!cands[i] || !*cands[i]) continue;
-        char p[4200];
-        struct stat st;
-        snprintf(p, sizeof p, "%s/t10k-labels-idx1-ubyte", cands[i]);
-        int ok = stat(p, &st) == 0;
-        snprintf(p, sizeof p, "%s/t10k-labels-idx1-ubyte.gz", cands[i]);
-        ok = ok || stat(p, &st) == 0;
-        if (ok) {
-            snprintf(found, sizeof found, "%s", cands[i]);
-            return found;
-        }
-    }
-    return NULL;
-}
-
 START_TEST(test_mnist_real) {
-    const char *dir = mnist_dir();
+    const char *dir = test_mnist_dir();
     char err[512] = "";
     dataset_t tr, te;
     ck_assert_msg(dataset_load(&tr, dir, "train", 0, err, sizeof err) == 0, "%s", err);
@@ -445,14 +427,13 @@ static Suite *suite_idx(void) {
     tcase_add_loop_test(tc, test_batch_gather_table, 0, (int)(sizeof gather_cases / sizeof gather_cases[0]));
     tcase_add_test(tc, test_batch_normalise);
     suite_add_tcase(s, tc);
-    if (mnist_dir()) {
+    if (test_mnist_dir()) {
         TCase *real = tcase_create("mnist");
         tcase_set_timeout(real, 120);
         tcase_add_test(real, test_mnist_real);
         suite_add_tcase(s, real);
     } else {
-        fprintf(stderr, "test_data: no MNIST in $MNIST_DIR or /work/shared/data/mnist: "
-                        "real-data test not run (experiments/get-mnist fetches it)\n");
+        fprintf(stderr, "test_data: " TEST_MNIST_MISSING ": real-data test not run\n");
     }
     return s;
 }

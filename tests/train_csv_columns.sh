@@ -4,7 +4,7 @@
 # bytes_per_server/lost_workers/fp16, the local topology neither; the shared columns always.
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
-DATA=$(find_mnist) || skip "MNIST not found (set MNIST_DIR)"
+DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
 [[ -x $TRAIN ]] || fail "no $TRAIN"
 scratch
 C=(--data "$DATA" --train-limit 640 --test-limit 200 --steps 3 --layers 784,32,10 --quiet --csv "$SCRATCH/r.csv")

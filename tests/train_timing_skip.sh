@@ -5,7 +5,7 @@
 # leaves nothing to time says so once and times every step; a bad K is one line, exit 2.
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
-DATA=$(find_mnist) || skip "MNIST not found (set MNIST_DIR)"
+DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
 [[ -x $TRAIN ]] || fail "no $TRAIN"
 scratch
 C=(--topology local --data "$DATA" --train-limit 1280 --test-limit 200 --layers 784,64,10 --batch 128 --quiet)

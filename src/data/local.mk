@@ -7,5 +7,6 @@ noinst_HEADERS += src/data/idx.h src/data/sampler.h src/data/batch.h
 check_PROGRAMS += tests/test_data
 TESTS += tests/test_data
 tests_test_data_SOURCES = tests/test_data.c
+noinst_HEADERS += tests/mnist_dir.h
 tests_test_data_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_data_LDADD = src/data/libdata.a src/common/libcommon.a $(CHECK_LIBS) $(ZLIB_LIBS) -lm

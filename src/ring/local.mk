@@ -30,7 +30,7 @@ EXTRA_DIST += tests/bench_cuda_nodev.sh tests/bench_cuda.sh
 
 TESTS += tests/ring_allreduce.sh tests/ring_bench.sh tests/ring_equivalence.sh tests/ring_mismatch.sh \
   tests/ring_deadrank.sh tests/ring_ops.sh
-EXTRA_DIST += tests/ring_common.sh tests/ring_allreduce.sh tests/ring_bench.sh tests/ring_equivalence.sh \
+EXTRA_DIST += tests/ring_allreduce.sh tests/ring_bench.sh tests/ring_equivalence.sh \
   tests/ring_mismatch.sh tests/ring_deadrank.sh tests/ring_ops.sh
 
 # --with-cuda: the ring on device buffers, its reduction kernel, NCCL (dlopen) and the ring
