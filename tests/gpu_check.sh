@@ -71,7 +71,7 @@ grep -q "^  \[cpu\] done in an earlier run: kept" "$SCRATCH/r2.x/report.txt" || 
 [[ $(grep -c '^cpu,' "$SCRATCH/r2.x/steps.csv") == 1 ]] || fail "--resume: the CPU step recorded twice"
 pass "gpu-check without a usable GPU: exit 77, one line, archive + summary, GPU steps skipped with the reason; --resume"
 # the same from the packed runtime with the system's copies hidden (experiments/gpu-rehearse), where
-# there is a prefix (../shared/tools/runtime-prefix.sh .rt; CI has none) and root for the namespace
+# there is a prefix (experiments/pack-runtime .rt; CI has none) and root for the namespace
 rt=$TOP_SRCDIR/.rt/prefix.tar.xz
 if [[ -f $rt && $(id -u) -eq 0 ]] && command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
   rc=0
@@ -83,5 +83,5 @@ if [[ -f $rt && $(id -u) -eq 0 ]] && command -v unshare >/dev/null && unshare -m
   grep -q "^mpirun: .*/psring-rt\.[^/]*/usr/bin/mpirun" "$SCRATCH/h2.x/report.txt" || fail "gpu-rehearse: mpirun not from the prefix"
   pass "the same from the packed runtime with the system's Open MPI, ZeroMQ, OpenBLAS, Check and ssh hidden"
 else
-  echo "gpu-rehearse not tried: needs $rt (../shared/tools/runtime-prefix.sh .rt) and root for unshare -m"
+  echo "gpu-rehearse not tried: needs $rt (experiments/pack-runtime .rt) and root for unshare -m"
 fi

@@ -31,3 +31,6 @@ libpsring_inject_so_LDFLAGS = -shared
 libpsring_inject_so_LDADD = -ldl
 TESTS += tests/cluster_latency.sh
 EXTRA_DIST += tests/cluster_latency.sh
+# experiments/pack-runtime: the GPU machine's Open MPI/ZeroMQ/OpenBLAS/Check runtime, packed here
+TESTS += tests/pack_runtime.sh
+EXTRA_DIST += tests/pack_runtime.sh
