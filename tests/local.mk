@@ -34,3 +34,6 @@ EXTRA_DIST += tests/cluster_latency.sh
 # experiments/pack-runtime: the GPU machine's Open MPI/ZeroMQ/OpenBLAS/Check runtime, packed here
 TESTS += tests/pack_runtime.sh
 EXTRA_DIST += tests/pack_runtime.sh
+# no path of one machine (a home or work folder, a folder beside the checkout) in the tree
+TESTS += tests/tree_paths.sh
+EXTRA_DIST += tests/tree_paths.sh
