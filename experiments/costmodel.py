@@ -26,6 +26,7 @@ hosts differ from step to step, and BSP waits for the slowest of N draws, E[max 
 straggler's compute stretches by 1/(its CPU share). Async PS: a worker waits for nobody. SSP
 with staleness s: over E steps between the workers' synchronizations a fast worker takes
 max(E a, (E - s) b), a and b the fast and the slow worker's steps; with none, b."""
+import math
 import statistics
 
 
@@ -123,3 +124,32 @@ def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0,
     else:
         wait = slow - compute_s + slowest_of(samples, N) if N > 1 else 0.0
     return compute_s + wait + ex, ex, wait
+
+
+# The calibration file (psring model --calibrate writes it): one row of these columns.
+CAL_FORMAT = "psring-model-2"
+CAL_COLUMNS = ["format", "alpha_s", "beta_s_per_byte", "gamma_s_per_byte", "link_rate_bps", "dilation"]
+
+
+def calibration_load(path):
+    """{alpha_s, beta_s_per_byte, gamma_s_per_byte, link_rate_bps, dilation} of a calibration
+    file, read by pslib's CSV reader: the one loader (psring model, the demo's figures).
+    ValueError '--calibration PATH: what is wrong' for a file that cannot be used."""
+    import pslib   # the results CSV's reader, beside this file
+    again = "(make one with psring model --calibrate)"
+    try:
+        open(path, "rb").close()   # missing, a folder, unreadable: read_rows would say nothing
+        rows = pslib.read_rows(path)
+    except OSError as e:
+        raise ValueError("--calibration %s: %s %s" % (path, e.strerror, again))
+    except pslib.CsvError:
+        raise ValueError("--calibration %s: not a CSV text file %s" % (path, again))
+    if len(rows) != 1 or rows[0].get("format") != CAL_FORMAT:
+        raise ValueError("--calibration %s: not a %s calibration (an older format?): run psring model --calibrate" % (path, CAL_FORMAT))
+    try:
+        cal = {c: float(rows[0][c]) for c in CAL_COLUMNS[1:]}
+    except (KeyError, TypeError, ValueError):
+        raise ValueError("--calibration %s: a value is missing or not a number" % path)
+    if not (all(map(math.isfinite, cal.values())) and cal["beta_s_per_byte"] > 0 and min(cal["alpha_s"], cal["gamma_s_per_byte"]) >= 0):
+        raise ValueError("--calibration %s: alpha and gamma must be >= 0 and beta > 0, all finite" % path)
+    return cal

@@ -270,15 +270,27 @@ def config_label(row):
     return label
 
 
-def aggregate(rows, value, by=("label", "workers")):
-    """{(label, workers): (median, min, max, n)} of column value over successful rows."""
+def aggregate(rows, value, by=("label", "workers"), where=None):
+    """{key: (median, min, max, n)} of value over the successful rows (and where(r), if given).
+    value: a column, or a function of the row (a number or None); by: columns (label: the
+    config_label, the others as integers: (label, workers)), or a function of the row (the
+    demo's own label column, a repeat)."""
     groups = {}
     for r in rows:
-        if r.get("error"):
+        if r.get("error") or (where is not None and not where(r)):
             continue
-        v = fnum(r.get(value))
+        v = value(r) if callable(value) else fnum(r.get(value))
         if v is None:
             continue
-        k = tuple(config_label(r) if b == "label" else int(fnum(r.get(b), 0)) for b in by)
+        k = by(r) if callable(by) else tuple(config_label(r) if b == "label" else int(fnum(r.get(b), 0)) for b in by)
         groups.setdefault(k, []).append(v)
     return {k: (statistics.median(v), min(v), max(v), len(v)) for k, v in groups.items()}
+
+
+def ranking(table):
+    """{N: [(median, label), ...] fastest first} of an aggregate keyed (label, N): at each worker
+    count, who won (the verdicts of psring summary and psring demo)."""
+    out = {}
+    for (label, n), v in table.items():
+        out.setdefault(n, []).append((v[0], label))
+    return {n: sorted(at, reverse=True) for n, at in out.items()}

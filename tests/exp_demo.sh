@@ -118,6 +118,16 @@ for f in ("throughput", "exchange", "breakdown", "bytes"):
         p = os.path.join(out, "%s.%s" % (f, ext))
         assert os.path.getsize(p) > 1000, p
     assert "1-core hosts, 1gbit links, dilation 8" in open(os.path.join(out, f + ".svg")).read(), f
+# what the figures draw: the breakdown at N=8, compute + exchange + wait = the step, one bar per
+# configuration under its whole label (double quotes: gnuplot splits a data line at blanks
+# outside them), and the throughput's medians
+bars = [l.rsplit(" ", 3) for l in open(os.path.join(out, "demo-data", "bars.dat")).read().splitlines()]
+assert [b[0] for b in bars] == ['"ring"', '"ps, 1 server host"'], bars
+assert [[float(x) for x in b[1:]] for b in bars] == [[10.0, 2.5, 0.0], [10.0, 88.0, 0.0]], bars
+svg = open(os.path.join(out, "breakdown.svg")).read()
+assert all(">%s<" % lab in svg for lab in ("ring", "ps, 1 server host")), "breakdown.svg lacks a whole bar label"
+thr = [[float(x) for x in l.split()] for l in open(os.path.join(out, "demo-data", "thr0.dat")).read().splitlines()]
+assert [(t[0], round(t[1])) for t in thr] == [(1, 102400), (2, 186182), (4, 344202), (8, 655360)], thr
 # the crossover is the k from which every larger k also exchanges faster than the ring
 csv_path = os.path.join(out, "k.csv")   # add() writes here from now on
 add("ring", "ring", 4, 11.9)
