@@ -1,6 +1,7 @@
 #!/bin/bash
 # demo_interrupt.sh: Ctrl-C while `psring demo` trains on the emulated hosts stops the job in
-# flight, takes the hosts down and exits 130 at once, saying so in one line; no training process,
+# flight, undoes the run's changes to the hosts, takes them down and exits 130 at once, saying so in
+# one line (no cluster command after the hosts are down); no training process,
 # namespace, veth, qdisc or cgroup is left behind.
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/cluster_common.sh"
@@ -19,6 +20,8 @@ wait "$pid"; rc=$?
 [[ $rc == 130 ]] || { cat "$SCRATCH/out"; fail "the interrupted demo exited $rc, want 130"; }
 n=$(grep -c "interrupted" "$SCRATCH/out")
 [[ $n == 1 ]] || { cat "$SCRATCH/out"; fail "'interrupted' printed $n times, want once"; }
+# nothing the run undoes on the hosts runs after they are down (exp_demo plants a straggler's run)
+grep -q "no cluster is up" "$SCRATCH/out" && { cat "$SCRATCH/out"; fail "a cluster command ran after the hosts were down"; }
 # the job's processes end with it: everything that ran on this demo's files (a zombie waiting for
 # its parent's wait holds nothing: not counted; the daemons in the hosts go with `down`, below)
 live() { ps -eo pid=,stat=,args= | awk -v d="$SCRATCH/r" '$2 !~ /^Z/ && index($0, d) && !/awk/'; }

@@ -12,7 +12,7 @@ for bad in "--dilation 0" "--dilation x" "--repeats 0" "--rate fast" "--bogus" "
   [[ $rc == 2 && $(wc -l <<<"$out") == 1 ]] || fail "demo $bad: rc $rc, want 2 and one line: $out"
 done
 python3 - "$TOP_SRCDIR/experiments" "$SCRATCH" <<'PY' || fail "demo verdict"
-import importlib.machinery, importlib.util, io, contextlib, os, sys
+import importlib.machinery, importlib.util, io, contextlib, os, signal, sys
 sys.path.insert(0, sys.argv[1])
 loader = importlib.machinery.SourceFileLoader("demo", os.path.join(sys.argv[1], "demo"))
 spec = importlib.util.spec_from_loader("demo", loader)
@@ -40,6 +40,34 @@ assert rc == 3 and err.strip() == "oops" and calls == [("quota", "off"), ("quota
 calls.clear()
 rc, out, err = demo.train(["sh", "-c", "echo 'psring-train: topology ring'"], 1)   # not on the cluster: no quota
 assert rc == 0 and calls == [], calls
+# Ctrl-C in a straggler's run: what the run undoes on the hosts (the quotas on, the straggler's
+# share back to 1) reaches them before they go down; then exit 130 with one line, not the
+# complaint of a cluster command run after the hosts were gone
+up = []
+def fake_cluster(*a, check=True):
+    calls.append(a)
+    if a[0] in ("up", "down"):
+        up[:] = [1] if a[0] == "up" else []
+    elif not up and check:
+        raise RuntimeError("psring cluster %s: no cluster is up" % " ".join(map(str, a)))
+demo.cluster = fake_cluster
+calls.clear()
+def work(made):
+    demo.cluster("up", 4)
+    made.append(4)
+    demo.one(("ring", "ring", 4, 0, 0, 0, "bsp", 0.5), ["sh", "-c", "kill -INT $PPID; sleep 5", "--cluster", "--steps", "1"],
+             {"sweep_id": "demo", "repeat": 1, "command": "x"}, dict(rate="1gbit"), os.path.join(sys.argv[2], "int.csv"),
+             os.path.join(sys.argv[2], "int.epochs.csv"), 8)
+err = io.StringIO()
+try:
+    with contextlib.redirect_stderr(err):
+        demo.on_hosts(work)
+    code = None
+except SystemExit as e:
+    code = e.code
+assert code == 130 and err.getvalue() == "psring demo: interrupted; the emulated hosts are down\n", (code, err.getvalue())
+assert calls == [("up", 4), ("share", "h3", 0.5), ("quota", "off"), ("quota", "on"), ("share", "h3", 1), ("down",)], calls
+assert signal.getsignal(signal.SIGINT) == signal.SIG_DFL
 # a step's compute from a timeline: the first worker's data + forward + backward between two
 # exchange calls, / D, the WARM first steps left out; a PS server's phases do not count
 import json
