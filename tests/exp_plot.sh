@@ -21,8 +21,8 @@ out=$("$TOP_SRCDIR/psring" plot "$SCRATCH/bad.csv" 2>&1); rc=$?
 [[ $rc -eq 2 && $out == *"not a psring results file"* ]] || fail "foreign CSV: rc $rc: $out"
 # cells that would crash a figure or the verdict, or draw nonsense: one line naming line and column
 python3 - "$SCRATCH/r.csv" "$SCRATCH" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
+import csv, pslib, sys
+rows = pslib.read_rows(sys.argv[1])
 for name, change in (("zero", dict(samples_per_s="0")), ("workers", dict(workers="0")), ("neg", dict(exchange_ms="-2.5"))):
     with open("%s/%s.csv" % (sys.argv[2], name), "w", newline="") as f:
         w = csv.DictWriter(f, list(rows[0]), lineterminator="\n")

@@ -91,7 +91,8 @@ run train-ring "$P" train -np 2 --topology ring "${tiny[@]}" --inject-latency-us
 say "get-mnist into ./data/mnist, train local and ring -np 2 with --inject-latency-us (default --data)"
 
 run sweep "$P" sweep --csv results/sweep.csv --topologies ring --workers 1,2 --repeats 1 --quiet "${tiny[@]}"
-rows=$(python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(sum(1 for x in r if not x.get("error")))' results/sweep.csv)
+rows=$(PYTHONPATH=$(sed -n "s/^libexec_dir='\(.*\)'$/\1/p" "$P") python3 -c 'import pslib, sys
+print(sum(1 for x in pslib.read_rows(sys.argv[1]) if not x.get("error")))' results/sweep.csv)   # the installed reader
 [[ $rows -eq 2 ]] || fail "sweep: $rows successful rows, want 2"
 run model "$P" model --calibration calibration.csv --compare demo.csv --out results/model_vs_measured.csv
 [[ $(wc -l <results/model_vs_measured.csv) -ge 3 ]] || fail "model --compare wrote no rows"
