@@ -1,5 +1,6 @@
 """costmodel.py: the textbook alpha-beta-gamma cost model of one data-parallel training step, for
-the ring allreduce and the parameter server. Python 3 standard library only; no fitting.
+the ring allreduce and the parameter server, and the loader of its calibration (alpha, beta,
+gamma: psring model --calibrate writes it). Python 3 standard library only; no fitting.
 
     alpha  seconds per message (latency)          from one ping-pong between two hosts
     beta   seconds per byte on a host's link       8 / link rate (bits/s), each direction
