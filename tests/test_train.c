@@ -1,6 +1,8 @@
 /* test_train.c: Check suites for the trainer's own pieces: options (every bad value rejected with
- * code 2 and a message naming the flag), the results CSV (quoting, header once, foreign header
- * refused) and checkpoints (round trip, corruption, truncation, wrong model). */
+ * code 2 and a message naming the flag), the number parser under them and every program's flags
+ * (src/common/parse.h: suffixes, overflow, negative, junk, empty), the results CSV (quoting,
+ * header once, foreign header refused) and checkpoints (round trip, corruption, truncation, wrong
+ * model). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,9 @@
 #include "train/options.h"
 #include "train/metrics.h"
 #include "train/checkpoint.h"
+#include "common/parse.h"
+#include <limits.h>
+#include <math.h>
 
 static char tmpdir[256];
 
@@ -310,6 +315,85 @@ START_TEST(test_checkpoint_layout) {
 }
 END_TEST
 
+/* one number for parse.h's parsers: ok 1 with its value, or ok 0 (refused, *out untouched) */
+typedef enum { P_SIZE, P_INT, P_LONG, P_LONG_ANY, P_DOUBLE, P_FLOAT } pkind_t;
+static const struct {
+    pkind_t kind;
+    const char *s;
+    int ok;
+    double want;
+} numbers[] = {
+    /* sizes in [4, 16 GiB], the benchmarks' -b/-e: K/M/G are powers of 1024, B optional */
+    {P_SIZE, "4", 1, 4}, {P_SIZE, "4K", 1, 4096}, {P_SIZE, "4k", 1, 4096}, {P_SIZE, "4KB", 1, 4096},
+    {P_SIZE, "16M", 1, 16 << 20}, {P_SIZE, "1.5G", 1, 1.5 * (1 << 30)}, {P_SIZE, "16G", 1, 16.0 * (1 << 30)},
+    {P_SIZE, "64b", 1, 64},
+    {P_SIZE, "3", 0, 0}, {P_SIZE, "17G", 0, 0}, {P_SIZE, "1e400", 0, 0}, {P_SIZE, "-4K", 0, 0},
+    {P_SIZE, "4Q", 0, 0}, {P_SIZE, "4KK", 0, 0}, {P_SIZE, "K", 0, 0}, {P_SIZE, "", 0, 0},
+    {P_SIZE, "nan", 0, 0}, {P_SIZE, "inf", 0, 0},
+    /* int in [0, 100] */
+    {P_INT, "0", 1, 0}, {P_INT, "42", 1, 42}, {P_INT, "100", 1, 100},
+    {P_INT, "-1", 0, 0}, {P_INT, "101", 0, 0}, {P_INT, "99999999999999999999", 0, 0}, {P_INT, "4294967338", 0, 0},
+    {P_INT, "4x", 0, 0}, {P_INT, "1.5", 0, 0}, {P_INT, "", 0, 0}, {P_INT, "x", 0, 0},
+    /* long in [-10, 2^40] */
+    {P_LONG, "-10", 1, -10}, {P_LONG, "1099511627776", 1, 1099511627776.0},
+    {P_LONG, "1099511627777", 0, 0}, {P_LONG, "-11", 0, 0}, {P_LONG, "9223372036854775808", 0, 0},
+    {P_LONG, "-9223372036854775809", 0, 0}, {P_LONG, "12 ", 0, 0}, {P_LONG, "", 0, 0},
+    /* long over its whole range: only errno tells an overflow from LONG_MAX itself */
+    {P_LONG_ANY, "9223372036854775807", 1, 9223372036854775807.0}, {P_LONG_ANY, "9223372036854775808", 0, 0},
+    {P_LONG_ANY, "-9223372036854775809", 0, 0},
+    /* double in (1, 1024]: an open lower bound as nextafter */
+    {P_DOUBLE, "2", 1, 2}, {P_DOUBLE, "1.5", 1, 1.5}, {P_DOUBLE, "1024", 1, 1024}, {P_DOUBLE, "1e1", 1, 10},
+    {P_DOUBLE, "1", 0, 0}, {P_DOUBLE, "1024.5", 0, 0}, {P_DOUBLE, "-2", 0, 0}, {P_DOUBLE, "1e400", 0, 0},
+    {P_DOUBLE, "nan", 0, 0}, {P_DOUBLE, "inf", 0, 0}, {P_DOUBLE, "2x", 0, 0}, {P_DOUBLE, "", 0, 0},
+    /* float in [0, 1]: an underflowing value is refused (errno), not read as 0 */
+    {P_FLOAT, "0.5", 1, 0.5}, {P_FLOAT, "0", 1, 0}, {P_FLOAT, "1e-400", 0, 0}, {P_FLOAT, "1.01", 0, 0},
+};
+
+START_TEST(test_parse_number) {
+    const char *s = numbers[_i].s;
+    const double sentinel = 777;
+    size_t z = 777; int i = 777; long l = 777; double d = 777; float f = 777;
+    int r = -2;
+    double got = sentinel;
+    switch (numbers[_i].kind) {
+    case P_SIZE: r = parse_size(s, 4, (size_t)16 << 30, &z); got = (double)z; break;
+    case P_INT: r = parse_int(s, 0, 100, &i); got = i; break;
+    case P_LONG: r = parse_long(s, -10, 1L << 40, &l); got = (double)l; break;
+    case P_LONG_ANY: r = parse_long(s, LONG_MIN, LONG_MAX, &l); got = (double)l; break;
+    case P_DOUBLE: r = parse_double(s, nextafter(1.0, 2.0), 1024, &d); got = d; break;
+    case P_FLOAT: r = parse_float(s, 0, 1, &f); got = f; break;
+    }
+    if (numbers[_i].ok) {
+        ck_assert_msg(r == 0, "'%s' (kind %d) refused", s, numbers[_i].kind);
+        ck_assert_msg(got == numbers[_i].want, "'%s' (kind %d): got %.17g, want %.17g", s, numbers[_i].kind, got,
+                      numbers[_i].want);
+    } else {
+        ck_assert_msg(r == -1, "'%s' (kind %d) accepted as %.17g", s, numbers[_i].kind, got);
+        ck_assert_msg(got == sentinel, "'%s' (kind %d): refused but wrote %.17g", s, numbers[_i].kind, got);
+    }
+}
+END_TEST
+
+START_TEST(test_parse_path) {
+    char dst[8] = "keep";
+    ck_assert_int_eq(parse_path("", dst, sizeof dst), -1);
+    ck_assert_int_eq(parse_path("--quiet", dst, sizeof dst), -1);   /* the next flag taken as the value */
+    ck_assert_int_eq(parse_path("12345678", dst, sizeof dst), -2);  /* 8 + NUL does not fit */
+    ck_assert_str_eq(dst, "keep");
+    ck_assert_int_eq(parse_path("1234567", dst, sizeof dst), 0);
+    ck_assert_str_eq(dst, "1234567");
+}
+END_TEST
+
+static Suite *suite_parse(void) {
+    Suite *s = suite_create("parse");
+    TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, test_parse_number, 0, (int)(sizeof numbers / sizeof numbers[0]));
+    tcase_add_test(tc, test_parse_path);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
 static Suite *suite_options(void) {
     Suite *s = suite_create("options");
     TCase *tc = tcase_create("core");
@@ -342,6 +426,7 @@ static Suite *suite_checkpoint(void) {
 
 int main(void) {
     SRunner *sr = srunner_create(suite_options());
+    srunner_add_suite(sr, suite_parse());
     srunner_add_suite(sr, suite_metrics());
     srunner_add_suite(sr, suite_checkpoint());
     srunner_run_all(sr, CK_NORMAL);

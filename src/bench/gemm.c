@@ -14,6 +14,7 @@
 #include "model/mlp.h"
 #include <cblas.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +26,10 @@ static void usage(FILE *f) {
             "Times the SGEMM calls of one MLP training step (the GEMM-only bound) or one shape.\n");
 }
 
-static long parse_long(const char *flag, const char *s, long lo, long hi) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        die_input("%s: '%s' is not a whole number in %ld..%ld", flag, s, lo, hi);
+/* a whole-number flag's value, or exit 2 with one line */
+static long long_flag(const char *flag, const char *s, long lo, long hi) {
+    long v;
+    if (parse_long(s, lo, hi, &v)) die_input("%s: '%s' is not a whole number in %ld..%ld", flag, s, lo, hi);
     return v;
 }
 
@@ -99,16 +99,13 @@ int main(int argc, char **argv) {
             if (strlen(optarg) >= sizeof layers) die_input("--layers: too long");
             strcpy(layers, optarg);
             break;
-        case 'b': batch = (int)parse_long("--batch", optarg, 1, 1 << 20); break;
-        case 's': {
-            char *end;
-            seconds = strtod(optarg, &end);
-            if (end == optarg || *end || !(seconds > 0.0 && seconds <= 3600.0))
+        case 'b': batch = (int)long_flag("--batch", optarg, 1, 1 << 20); break;
+        case 's':   /* (0, 3600]: the smallest double above 0 is the lower bound */
+            if (parse_double(optarg, nextafter(0.0, 1.0), 3600.0, &seconds))
                 die_input("--seconds: '%s' is not a number of seconds in (0, 3600]", optarg);
             break;
-        }
-        case 'n': steps = parse_long("--steps", optarg, 1, 1L << 40); break;
-        case 't': threads = (int)parse_long("--threads", optarg, 1, 1024); break;
+        case 'n': steps = long_flag("--steps", optarg, 1, 1L << 40); break;
+        case 't': threads = (int)long_flag("--threads", optarg, 1, 1024); break;
         case 'm': {
             char *p = optarg, *end;
             for (int i = 0; i < 3; i++) {

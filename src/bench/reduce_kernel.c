@@ -7,6 +7,7 @@
 #include "ring/ring_cuda.h"
 #include "model/mlp_cuda.h"
 #include "common/check.h"
+#include "common/parse.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +16,12 @@ int main(int argc, char **argv) {
     size_t mib = 256;
     int reps = 20;
     for (int i = 1; i < argc; i++) {
-        char *end;
+        int v;
         if (!strcmp(argv[i], "-e") && i + 1 < argc) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 16384) { fprintf(stderr, "psring-bench-reduce-kernel: -e takes MiB in 1..16384: '%s'\n", argv[i]); return 2; }
+            if (parse_int(argv[++i], 1, 16384, &v)) { fprintf(stderr, "psring-bench-reduce-kernel: -e takes MiB in 1..16384: '%s'\n", argv[i]); return 2; }
             mib = (size_t)v;
         } else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 100000) { fprintf(stderr, "psring-bench-reduce-kernel: -n takes 1..100000: '%s'\n", argv[i]); return 2; }
-            reps = (int)v;
+            if (parse_int(argv[++i], 1, 100000, &reps)) { fprintf(stderr, "psring-bench-reduce-kernel: -n takes 1..100000: '%s'\n", argv[i]); return 2; }
         } else {
             fprintf(stderr, "psring-bench-reduce-kernel: unknown argument '%s' (usage: [-e MiB] [-n reps])\n", argv[i]);
             return 2;

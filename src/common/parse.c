@@ -25,12 +25,43 @@ int parse_size(const char *s, size_t lo, size_t hi, size_t *out) {
     return 0;
 }
 
-int parse_int(const char *s, int lo, int hi, int *out) {
+int parse_long(const char *s, long lo, long hi, long *out) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (end == s || *end || errno || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_int(const char *s, int lo, int hi, int *out) {
+    long v;
+    if (parse_long(s, lo, hi, &v)) return -1;
     *out = (int)v;
+    return 0;
+}
+
+int parse_double(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* !(v >= lo): NaN compares false, so it is refused too */
+    if (end == s || *end || errno || !isfinite(v) || !(v >= lo) || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_float(const char *s, double lo, double hi, float *out) {
+    double v;
+    if (parse_double(s, lo, hi, &v)) return -1;
+    *out = (float)v;
+    return 0;
+}
+
+int parse_path(const char *s, char *dst, size_t cap) {
+    if (!*s || s[0] == '-') return -1;
+    if (strlen(s) >= cap) return -2;
+    memcpy(dst, s, strlen(s) + 1);
     return 0;
 }
 

@@ -1,5 +1,9 @@
-/* parse.h: the benchmarks' numeric flags, parsed one way. Each returns 0 and sets *out, or -1
- * when s is not entirely the number or lies outside [lo, hi]; the caller names the flag. */
+/* parse.h: the one home of number parsing for every program's flags and environment variables
+ * (psring-train, the benchmarks, PSRING_* settings). Each parser returns 0 and sets *out, or -1
+ * when s is empty, is not entirely the number (junk after it), overflows its type (errno), or
+ * lies outside [lo, hi]; *out is then left alone. The caller names the flag in its own message.
+ * Not here: lists ("784,256,10", "M,N,K"), which their owners split and hand here number by
+ * number or parse themselves. */
 #ifndef PSRING_PARSE_H
 #define PSRING_PARSE_H
 #include <stddef.h>
@@ -10,6 +14,14 @@
 int parse_size(const char *s, size_t lo, size_t hi, size_t *out);
 /* a decimal integer */
 int parse_int(const char *s, int lo, int hi, int *out);
+int parse_long(const char *s, long lo, long hi, long *out);
+/* a finite decimal number ("0.5", "1e-3"); an open bound is nextafter(bound, inside), e.g.
+ * (1, 1024] is nextafter(1, 2) .. 1024 */
+int parse_double(const char *s, double lo, double hi, double *out);
+int parse_float(const char *s, double lo, double hi, float *out);
+/* an output path flag's value into dst (cap bytes): 0; -1 when it is empty or starts with '-'
+ * (getopt took the next flag as the value: "--csv --quiet"); -2 when it does not fit */
+int parse_path(const char *s, char *dst, size_t cap);
 
 /* After getopt_long returned '?' or ':': the option it refused, for the message: a long one as
  * typed ("--bogus", "--servers" without its value), else "-x" for a short one (also inside a

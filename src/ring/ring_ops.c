@@ -28,6 +28,7 @@
 #include "common/mpi_check.h"
 #include "common/check.h"
 #include "common/timer.h"
+#include "common/parse.h"
 #include "common/timeline_hook.h"
 #include <limits.h>
 #include <stdio.h>
@@ -154,13 +155,12 @@ void adasum_allreduce(adasum_t *a, float *buf, size_t count) {
 int hier_local_size_from_env(void) {
     const char *s = getenv("PSRING_HIER_LOCAL_SIZE");
     if (!s || !*s) return 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || v < 1 || v > 1 << 20) {
+    int v;
+    if (parse_int(s, 1, 1 << 20, &v)) {
         fprintf(stderr, "psring: PSRING_HIER_LOCAL_SIZE must be an integer >= 1 (ranks per fake host): got '%s'\n", s);
         exit(EXIT_BADINPUT);
     }
-    return (int)v;
+    return v;
 }
 
 void hier_init(hier_t *h, MPI_Comm comm, size_t max_count, size_t chunk_bytes, int local_size) {

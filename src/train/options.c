@@ -223,24 +223,12 @@ static void defaults(options_t *o) {
 }
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return 2; } while (0)
-
-static int parse_long(const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_float(const char *s, double lo, double hi, float *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
-    *out = (float)v;
-    return 0;
-}
+/* an output path: not empty, not the next flag taken as the value, and it fits */
+#define PATH_FLAG(flag, dst) do { \
+        int r_ = parse_path(optarg, dst, sizeof dst); \
+        if (r_ == -1) FAIL(flag " needs a path: got '%s'", optarg); \
+        if (r_ == -2) FAIL(flag " path is too long"); \
+    } while (0)
 
 static int copy_str(char *dst, size_t cap, const char *src) {
     if (strlen(src) >= cap) return -1;
@@ -313,37 +301,19 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         case OPT_THREADS:
             if (parse_long(optarg, 1, 1024, &v)) FAIL("--threads must be an integer in 1..1024: got '%s'", optarg);
             o->threads = (int)v; break;
-        case OPT_CSV:
-            if (!*optarg || optarg[0] == '-') FAIL("--csv needs a path: got '%s'", optarg);   /* not the next flag */
-            if (copy_str(o->csv, sizeof o->csv, optarg)) FAIL("--csv path is too long");
-            break;
-        case OPT_CKPT:
-            if (!*optarg || optarg[0] == '-') FAIL("--checkpoint needs a path: got '%s'", optarg);   /* not the next flag */
-            if (copy_str(o->checkpoint, sizeof o->checkpoint, optarg)) FAIL("--checkpoint path is too long");
-            break;
+        case OPT_CSV: PATH_FLAG("--csv", o->csv); break;
+        case OPT_CKPT: PATH_FLAG("--checkpoint", o->checkpoint); break;
         case OPT_CKPT_EVERY:
             if (parse_long(optarg, 1, 1L << 30, &v)) FAIL("--checkpoint-every must be an integer >= 1: got '%s'", optarg);
             o->checkpoint_every = (int)v; break;
-        case OPT_RESUME:
-            if (!*optarg || optarg[0] == '-') FAIL("--resume needs a path: got '%s'", optarg);   /* not the next flag */
-            if (copy_str(o->resume, sizeof o->resume, optarg)) FAIL("--resume path is too long");
-            break;
+        case OPT_RESUME: PATH_FLAG("--resume", o->resume); break;
         case OPT_QUIET: o->quiet = 1; break;
         case OPT_LOG_EVERY:
             if (parse_long(optarg, 1, 1L << 30, &v)) FAIL("--log-every must be an integer >= 1: got '%s'", optarg);
             o->log_every = (int)v; break;
-        case OPT_LOSS_LOG:
-            if (!*optarg || optarg[0] == '-') FAIL("--loss-log needs a path: got '%s'", optarg);   /* not the next flag */
-            if (copy_str(o->loss_log, sizeof o->loss_log, optarg)) FAIL("--loss-log path is too long");
-            break;
-        case OPT_TIMELINE:
-            if (!*optarg || optarg[0] == '-') FAIL("--timeline needs a path: got '%s'", optarg);   /* not the next flag */
-            if (copy_str(o->timeline, sizeof o->timeline, optarg)) FAIL("--timeline path is too long");
-            break;
-        case OPT_DUMP_PARAMS:
-            if (!*optarg || optarg[0] == '-') FAIL("--dump-params needs a path: got '%s'", optarg);   /* not the next flag */
-            if (copy_str(o->dump_params, sizeof o->dump_params, optarg)) FAIL("--dump-params path is too long");
-            break;
+        case OPT_LOSS_LOG: PATH_FLAG("--loss-log", o->loss_log); break;
+        case OPT_TIMELINE: PATH_FLAG("--timeline", o->timeline); break;
+        case OPT_DUMP_PARAMS: PATH_FLAG("--dump-params", o->dump_params); break;
         case OPT_SCALING:
             if (!strcmp(optarg, "weak")) o->scaling = SCALING_WEAK;
             else if (!strcmp(optarg, "strong")) o->scaling = SCALING_STRONG;
