@@ -177,14 +177,10 @@ void options_usage(FILE *f) {
 "  -h, --help                 this text\n", f);
 }
 
-/* each module names its own enum (optim_kind_name, ps_sync_name): the same shape by design */
+/* each module names its own enum (optim_kind_name, ps_sync_name); --topology's words, by value */
 const char *topology_name(topology_t t) {
-    switch (t) {
-    case TOPO_LOCAL: return "local";
-    case TOPO_RING: return "ring";
-    case TOPO_PS: return "ps";
-    }
-    return "?";
+    static const char *const names[] = { [TOPO_LOCAL] = "local", [TOPO_RING] = "ring", [TOPO_PS] = "ps" };
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
 static void defaults(options_t *o) {
