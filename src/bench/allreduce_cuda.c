@@ -12,7 +12,8 @@
  * clock stops. The check runs outside the timed loop: rank-dependent data (rank+1) x (i % 97 + 1)
  * copied up, one call, the result copied back and compared with the exact sum.
  * Each rank pins GPU local_rank % device_count (Horovod's rule), so N ranks on a 1-GPU machine
- * share it. Not here: fp16, the hierarchical allreduce, several GPUs per rank. */
+ * share it. The sweep, the timed blocks and the rows are bench_driver.c's. Not here: fp16, the
+ * hierarchical allreduce, several GPUs per rank. */
 #include "allreduce_cuda.h"
 #include "ring/ring_allreduce.h"
 #include "ring/ring_cuda.h"
@@ -24,8 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define BENCH_BLOCKS 5
 
 typedef enum { DIMPL_RING, DIMPL_MPI, DIMPL_NCCL } dimpl_t;
 static const char *const dimpl_name[] = {"ring", "mpi", "nccl"};
@@ -69,6 +68,28 @@ static void run_once(dev_bench_t *b, dimpl_t impl, size_t count) {
         nccl_ring_allreduce(b->nccl, b->d_buf, count);
         break;
     }
+}
+
+/* one size's calls for bench_time */
+typedef struct {
+    dev_bench_t *b;
+    dimpl_t impls[3];
+    size_t count;
+} dev_run_t;
+
+static void dev_warm(void *self, int k) {
+    dev_run_t *x = self;
+    run_once(x->b, x->impls[k], x->count);
+}
+
+static double dev_timed(void *self, int k, int n) {
+    dev_run_t *x = self;
+    cudaCheck(cudaDeviceSynchronize());   /* the warm-up is done before the first block's barrier */
+    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++) run_once(x->b, x->impls[k], x->count);
+    cudaCheck(cudaDeviceSynchronize());   /* the clock stops when the GPU is done */
+    return MPI_Wtime() - t0;
 }
 
 /* wrong elements over all ranks: exact integer sums, so any misplaced chunk shows */
@@ -132,7 +153,8 @@ long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &b.rank));
     mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &b.nranks));
 
-    size_t maxcount = o->max_bytes / sizeof(float);
+    const bench_opts_t *sw = o->sweep;
+    size_t maxcount = sw->max_bytes / sizeof(float);
     if (maxcount == 0) maxcount = 1;
     char name[256];
     cuda_device_name(name, sizeof name);
@@ -160,7 +182,7 @@ long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
     mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
     if (b.rank == 0) {
         printf("# psring-bench-allreduce: %d ranks, device cuda (%s; %d rank(s) on %d distinct GPU(s)), ring chunk %d KiB, %d iters, %d warm-up, check %d\n",
-               b.nranks, name, b.nranks, distinct, o->chunk_kb, o->iters, o->warmup, o->check);
+               b.nranks, name, b.nranks, distinct, o->chunk_kb, sw->iters, sw->warmup, o->check);
         printf("# GPUs: %s\n", gpus);
         free(gpus);
         printf("# ring: %s\n", b.ring ? (ring_cuda_direct(b.ring) ? "device pointers to a CUDA-aware MPI, reduction kernel"
@@ -170,46 +192,32 @@ long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
                                                                         : "staged: D2H to pinned host, MPI_Allreduce, H2D (MPI is not CUDA-aware)");
         printf("# nccl: %s%s\n", !o->impl_nccl ? "not timed" : b.nccl ? "ncclAllReduce (libnccl.so.2)" : "skipped: ", b.nccl ? "" : nccl_err);
         printf("# rank 0's GPU alone, 64 MiB: cudaMemcpy D2D %.1f GB/s, reduction kernel %.1f GB/s (bytes moved)\n", copy_gbps, add_gbps);
-        printf("# %12s %12s %10s %12s %12s %12s %8s\n", "size", "count", "impl", "time_us", "algbw_GBps", "busbw_GBps", "wrong");
-        fflush(stdout);
+        bench_row_header();
     }
 
-    dimpl_t impls[3];
-    int nimpl = 0;
-    if (o->impl_ring) impls[nimpl++] = DIMPL_RING;
-    if (o->impl_mpi) impls[nimpl++] = DIMPL_MPI;
-    if (impl_nccl) impls[nimpl++] = DIMPL_NCCL;
+    dev_run_t run = { .b = &b };
+    bench_impls_t im = { .nimpl = 0, .warm = dev_warm, .timed = dev_timed, .self = &run };
+    if (o->impl_ring) run.impls[im.nimpl++] = DIMPL_RING;
+    if (o->impl_mpi) run.impls[im.nimpl++] = DIMPL_MPI;
+    if (impl_nccl) run.impls[im.nimpl++] = DIMPL_NCCL;
     long total_wrong = 0;
-    for (double sz = (double)o->min_bytes; sz <= (double)o->max_bytes * (1 + 1e-9); sz = sz * o->factor) {
-        size_t count = (size_t)sz / sizeof(float), bytes = count * sizeof(float);
+    for (bench_size_t sz = {0}; bench_size_next(sw, &sz);) {
+        size_t count = sz.count, bytes = sz.bytes;
         /* zeros: no growth to inf over many iterations, the same work per element */
         cudaCheck(cudaMemset(b.d_buf, 0, maxcount * sizeof(float)));
         cudaCheck(cudaDeviceSynchronize());
-        for (int k = 0; k < nimpl; k++)
-            for (int i = 0; i < o->warmup; i++) run_once(&b, impls[k], count);
-        cudaCheck(cudaDeviceSynchronize());
-        int blocks = o->iters < BENCH_BLOCKS ? o->iters : BENCH_BLOCKS;
-        double tsum[3] = {0, 0, 0};
-        for (int blk = 0; blk < blocks; blk++) {
-            int n = o->iters / blocks + (blk < o->iters % blocks);
-            for (int k = 0; k < nimpl; k++) {
-                mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
-                double t0 = MPI_Wtime();
-                for (int i = 0; i < n; i++) run_once(&b, impls[k], count);
-                cudaCheck(cudaDeviceSynchronize());   /* the clock stops when the GPU is done */
-                tsum[k] += MPI_Wtime() - t0;
-            }
-        }
-        for (int k = 0; k < nimpl; k++) {
-            double t = tsum[k] / o->iters, tmax = 0;
+        run.count = count;
+        double tsum[3];
+        bench_time(sw, &im, tsum);
+        for (int k = 0; k < im.nimpl; k++) {
+            double t = tsum[k] / sw->iters, tmax = 0;
             mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
-            long wrong = o->check ? check(&b, impls[k], count) : -1;
+            long wrong = o->check ? check(&b, run.impls[k], count) : -1;
             if (wrong > 0) total_wrong += wrong;
-            if (b.rank == 0) bench_row(o->csv, bytes, count, dimpl_name[impls[k]], tmax, wrong, b.nranks, o->chunk_kb);
+            if (b.rank == 0) bench_row(o->csv, bytes, count, dimpl_name[run.impls[k]], tmax, wrong, b.nranks, o->chunk_kb);
             cudaCheck(cudaMemset(b.d_buf, 0, maxcount * sizeof(float)));
             cudaCheck(cudaDeviceSynchronize());
         }
-        if (sz == 0) break;
     }
     if (b.ring) ring_cuda_free(b.ring);
     if (b.nccl) nccl_ring_free(b.nccl);

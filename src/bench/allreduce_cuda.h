@@ -1,17 +1,17 @@
 /* allreduce_cuda.h: the --device cuda half of psring-bench-allreduce (allreduce.c parses the
- * flags, opens the CSV and calls bench_allreduce_cuda; allreduce_cuda.c does the rest). The
- * buffers live in device memory; each rank pins GPU local_rank % device_count. Only in
- * --with-cuda builds, except bench_row (allreduce.c's, shared by both halves). Not here: fp16, the hierarchical allreduce, --compute-us (allreduce.c
- * refuses them with --device cuda). */
+ * flags, opens the CSV and calls bench_allreduce_cuda; allreduce_cuda.c does the rest, with the
+ * sweep, timed blocks and rows of bench_driver.h). The buffers live in device memory; each rank
+ * pins GPU local_rank % device_count. Only in --with-cuda builds. Not here: fp16, the
+ * hierarchical allreduce, --compute-us (allreduce.c refuses them with --device cuda). */
 #ifndef PSRING_BENCH_ALLREDUCE_CUDA_H
 #define PSRING_BENCH_ALLREDUCE_CUDA_H
 #include <stddef.h>
 #include <stdio.h>
+#include "bench_driver.h"
 
 typedef struct {
-    size_t min_bytes, max_bytes;
-    double factor;
-    int iters, warmup, check, chunk_kb;
+    const bench_opts_t *sweep;            /* -b -e -f -n -w */
+    int check, chunk_kb;
     int impl_ring, impl_mpi, impl_nccl;   /* which to time, in this order */
     int nccl_required;                    /* --impl nccl: refusing NCCL is an error, not a skipped row */
     FILE *csv;                            /* rank 0: the --csv file (header written), else NULL */
@@ -25,10 +25,4 @@ int bench_cuda_pin(void);
  * ranks (0 when all sums were exact). With --impl nccl where NCCL cannot run (library missing,
  * ranks sharing a GPU): one line, exit 2 as above. */
 long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev);
-/* Rank 0: one result row, nccl-tests style, on stdout and (csv not NULL) in the CSV whose header
- * allreduce.c writes: time tmax seconds per call, algbw = bytes / tmax, busbw = algbw x 2(N-1)/N,
- * wrong < 0: not checked (N/A). In allreduce.c, for both halves. */
-void bench_row(FILE *csv, size_t bytes, size_t count, const char *name, double tmax, long wrong, int nranks,
-               int chunk_kb);
-
 #endif

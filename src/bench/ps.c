@@ -27,6 +27,7 @@
  * model's parameters, as psring-train does; the size is the model's gradient (no -b/-e), and the
  * timing is as with --compute-us (the rounds alone, less the bsp wait). psring model calibrates
  * with it.
+ * The shared flags, the sweep and the --csv file are bench_driver.c's.
  * Deliberately not here: correctness checks of the PS math (tests/test_ps.c does them). */
 #include "../ps/server.h"
 #include "../ps/worker.h"
@@ -34,8 +35,8 @@
 #include "../ps/zcheck.h"
 #include "../common/mpi_check.h"
 #include "../common/timer.h"
-#include "../model/blas.h"
 #include "train_step.h"
+#include "bench_driver.h"
 #include "../common/parse.h"
 #include <mpi.h>
 #include <getopt.h>
@@ -46,119 +47,85 @@
 
 #define EP_LEN 256
 
+/* what is this benchmark's own; -b -e -f -n -w --csv --compute-us --compute are the driver's */
 typedef struct {
-    int servers, iters, warmup;
-    size_t min_bytes, max_bytes;
-    double factor;
+    int servers;
     char transport[8];
     sync_mode_t sync;
-    char csv[1024];
     char bind[256];          /* tcp: address, subnet, interface or auto (ps_server_bind_endpoint) */
     int chunk_kb;            /* --ps-chunk-kb: bsp slice (psring-train's default), 0 = whole shards */
     int credit;              /* --ps-credit: bsp slices on the way per shard (psring-train's default) */
-    int compute_us;          /* --compute-us: each worker's CPU work before each round (0 = back to back) */
-    int compute_mlp;         /* --compute mlp:...: the real forward + backward before each round */
-    train_step_spec_t step;  /* its model and batch */
-} bench_opts_t;
+} ps_opts_t;
 
-/* either pacing: only the rounds are timed, mean over workers, less the bsp wait */
-static int paced(const bench_opts_t *o) { return o->compute_us > 0 || o->compute_mlp; }
+static const struct option ps_longopts[] = {
+    { "servers", required_argument, 0, 'S' }, { "transport", required_argument, 0, 'T' },
+    { "sync", required_argument, 0, 'Y' }, { "bind", required_argument, 0, 'B' },
+    { "ps-chunk-kb", required_argument, 0, 'K' }, { "ps-credit", required_argument, 0, 'R' },
+    { 0, 0, 0, 0 },
+};
+
+static void ps_flag(void *own, int c, const char *arg) {
+    ps_opts_t *p = own;
+    switch (c) {
+    case 'S': if (parse_int(arg, 1, 1 << 20, &p->servers)) bench_refuse("--servers wants a positive integer, got '%s'", arg); break;
+    case 'T':
+        if (strcmp(arg, "tcp") && strcmp(arg, "ipc")) bench_refuse("--transport must be tcp or ipc, got '%s'", arg);
+        strcpy(p->transport, arg);
+        break;
+    case 'Y':
+        if (!strcmp(arg, "bsp")) p->sync = SYNC_BSP;
+        else if (!strcmp(arg, "async")) p->sync = SYNC_ASYNC;
+        else bench_refuse("--sync must be bsp or async, got '%s'", arg);
+        break;
+    case 'K': if (parse_int(arg, 0, 1 << 20, &p->chunk_kb)) bench_refuse("--ps-chunk-kb wants an integer in 0..1048576 (0 = whole shards), got '%s'", arg); break;
+    case 'R': if (parse_int(arg, 0, 1 << 20, &p->credit)) bench_refuse("--ps-credit wants an integer in 0..1048576 (0 = every slice at once), got '%s'", arg); break;
+    case 'B':
+        if (!arg[0] || strlen(arg) >= sizeof p->bind) bench_refuse("--bind wants an address, subnet or interface, got '%s'", arg);
+        strcpy(p->bind, arg);
+        break;
+    }
+}
+
+static void ps_check(void *own, const bench_opts_t *o, int nranks) {
+    ps_opts_t *p = own;
+    (void)o;
+    /* the number of processes is unknown without MPI: psring checks -np against --servers itself */
+    if (nranks && p->servers >= nranks) bench_refuse("--servers must be below the number of processes%s", "");
+}
+
+#define PS_SYNOPSIS "psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] " \
+    "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--ps-credit C] " \
+    "[--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE]"
+static ps_opts_t ps = { .servers = 1, .transport = "tcp", .sync = SYNC_BSP, .bind = "127.0.0.1",
+                        .chunk_kb = PS_CHUNK_KB_DEFAULT, .credit = PS_CREDIT_DEFAULT };
+static const bench_spec_t ps_spec = {
+    .prog = "psring-bench-ps",
+    .synopsis = PS_SYNOPSIS,
+    .help =
+"      --servers S       ranks 0..S-1 serve, the rest are workers (default 1)\n"
+"      --transport tcp|ipc  the sockets between workers and servers (default tcp)\n"
+"      --bind ADDR|CIDR|IFACE|auto  where tcp servers listen (default 127.0.0.1)\n"
+"      --sync bsp|async  the PS's rounds (default bsp)\n"
+"      --ps-chunk-kb K   bsp: each shard in slices of K KiB, applied and answered one by one\n"
+"                        (0 = whole shards; default psring-train's)\n"
+"      --ps-credit C     bsp: slices on the way per shard (0 = every slice at once; default psring-train's)\n",
+    .help_csv = "the first worker; appended, the header only in a new file",
+    .help_pacing =
+"      --compute-us U    before each round every worker works U us of CPU time (a training step's rhythm,\n"
+"                        no barrier); time is the rounds alone, mean over workers, ps less its bsp wait (0)\n"
+"      --compute mlp:LAYERS:BATCH  the same, but the work is that MLP's forward + backward at that\n"
+"                        batch, whose gradient the round pushes (size = the gradient: no -b/-e)\n",
+    .unknown_fmt = "unknown flag '%s'",
+    .missing_fmt = "%s needs a value",
+    .extra_fmt = "unexpected argument '%s'",
+    .tail = " (usage: " PS_SYNOPSIS ")",
+    .longopts = ps_longopts,
+    .flag = ps_flag,
+    .check = ps_check,
+    .own = &ps,
+};
 
 static int rank, nprocs;
-static int check_only;   /* --check-options: parse and validate in one process, MPI never started */
-
-static void bad_flag(const char *fmt, const char *arg) {
-    if (rank == 0) {
-        fprintf(stderr, "psring-bench-ps: ");
-        fprintf(stderr, fmt, arg);
-        fprintf(stderr, " (usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--ps-credit C] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE])\n");
-    }
-    if (!check_only) MPI_Finalize();
-    exit(EXIT_BADINPUT);
-}
-
-static void parse(bench_opts_t *o, int argc, char **argv) {
-    memset(o, 0, sizeof *o);
-    o->servers = 1; o->iters = 20; o->warmup = 3;
-    o->min_bytes = 64 * 1024; o->max_bytes = 64 * 1024 * 1024; o->factor = 2;
-    strcpy(o->transport, "tcp");
-    strcpy(o->bind, "127.0.0.1");
-    o->sync = SYNC_BSP;
-    o->chunk_kb = PS_CHUNK_KB_DEFAULT;
-    o->credit = PS_CREDIT_DEFAULT;
-    static struct option lo[] = {
-        { "servers", required_argument, 0, 'S' }, { "minbytes", required_argument, 0, 'b' },
-        { "maxbytes", required_argument, 0, 'e' }, { "stepfactor", required_argument, 0, 'f' },
-        { "iters", required_argument, 0, 'n' }, { "warmup", required_argument, 0, 'w' },
-        { "transport", required_argument, 0, 'T' }, { "sync", required_argument, 0, 'Y' },
-        { "csv", required_argument, 0, 'C' }, { "bind", required_argument, 0, 'B' },
-        { "ps-chunk-kb", required_argument, 0, 'K' }, { "ps-credit", required_argument, 0, 'R' },
-        { "compute-us", required_argument, 0, 'U' },
-        { "compute", required_argument, 0, 'M' }, { "check-options", no_argument, 0, 'X' },
-        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
-    };
-    opterr = 0;
-    int c, li, sizes_set = 0;
-    while ((li = -1, c = getopt_long(argc, argv, ":b:e:f:n:w:h", lo, &li)) != -1) {
-        if (parse_long_exact(argv, lo, li)) bad_flag("write --%s out in full (an abbreviation of it was given)", lo[li].name);
-        switch (c) {
-        case 'S': if (parse_int(optarg, 1, 1 << 20, &o->servers)) bad_flag("--servers wants a positive integer, got '%s'", optarg); break;
-        case 'b': sizes_set = 1; if (parse_size(optarg, 4, (size_t)4 << 30, &o->min_bytes)) bad_flag("-b wants a size like 64K, got '%s'", optarg); break;
-        case 'e': sizes_set = 1; if (parse_size(optarg, 4, (size_t)4 << 30, &o->max_bytes)) bad_flag("-e wants a size like 64M, got '%s'", optarg); break;
-        case 'f': {
-            char *end; o->factor = strtod(optarg, &end);
-            if (end == optarg || *end || !(o->factor > 1) || o->factor > 1024) bad_flag("-f wants a factor in (1, 1024], got '%s'", optarg);
-            break;
-        }
-        case 'n': if (parse_int(optarg, 1, 1000000, &o->iters)) bad_flag("-n wants a positive integer, got '%s'", optarg); break;
-        case 'w': if (parse_int(optarg, 0, 1000000, &o->warmup)) bad_flag("-w wants a non-negative integer, got '%s'", optarg); break;
-        case 'T':
-            if (strcmp(optarg, "tcp") && strcmp(optarg, "ipc")) bad_flag("--transport must be tcp or ipc, got '%s'", optarg);
-            strcpy(o->transport, optarg);
-            break;
-        case 'Y':
-            if (!strcmp(optarg, "bsp")) o->sync = SYNC_BSP;
-            else if (!strcmp(optarg, "async")) o->sync = SYNC_ASYNC;
-            else bad_flag("--sync must be bsp or async, got '%s'", optarg);
-            break;
-        case 'K': if (parse_int(optarg, 0, 1 << 20, &o->chunk_kb)) bad_flag("--ps-chunk-kb wants an integer in 0..1048576 (0 = whole shards), got '%s'", optarg); break;
-        case 'R': if (parse_int(optarg, 0, 1 << 20, &o->credit)) bad_flag("--ps-credit wants an integer in 0..1048576 (0 = every slice at once), got '%s'", optarg); break;
-        case 'U': if (parse_int(optarg, 0, 10000000, &o->compute_us)) bad_flag("--compute-us wants an integer in 0..10000000 (us of CPU time per round), got '%s'", optarg); break;
-        case 'M': {
-            char err[512];
-            if (train_step_parse(optarg, &o->step, err, sizeof err)) bad_flag("%s", err);
-            o->compute_mlp = 1;
-            break;
-        }
-        case 'B':
-            if (!optarg[0] || strlen(optarg) >= sizeof o->bind) bad_flag("--bind wants an address, subnet or interface, got '%s'", optarg);
-            strcpy(o->bind, optarg);
-            break;
-        case 'C':
-            if (!*optarg || optarg[0] == '-') bad_flag("--csv needs a path, got '%s'", optarg);
-            if (strlen(optarg) >= sizeof o->csv) bad_flag("--csv path too long: '%s'", optarg);
-            strcpy(o->csv, optarg);
-            break;
-        case 'h':
-            if (rank == 0) printf("usage: psring-bench-ps --servers S -b MIN -e MAX -f FACTOR [-n ITERS] [-w WARMUP] "
-                                  "[--transport tcp|ipc] [--bind ADDR|CIDR|IFACE|auto] [--sync bsp|async] [--ps-chunk-kb K] [--ps-credit C] [--compute-us U | --compute mlp:LAYERS:BATCH] [--csv FILE]\n"
-                                  "  --check-options: validate and exit (0, or 2 with the error) without starting MPI (psring runs it before mpirun)\n");
-            if (!check_only) MPI_Finalize();
-            exit(0);
-        case 'X': break;   /* --check-options: main saw it before MPI_Init */
-        case ':': bad_flag("%s needs a value", parse_bad_option(argv, lo)); break;
-        default: bad_flag("unknown flag '%s'", parse_bad_option(argv, lo));
-        }
-    }
-    if (optind < argc) bad_flag("unexpected argument '%s'", argv[optind]);
-    if (o->compute_mlp && o->compute_us > 0) bad_flag("--compute and --compute-us are alternatives: give one%s", "");
-    if (o->compute_mlp && sizes_set) bad_flag("--compute times the model's own gradient: leave out -b and -e%s", "");
-    if (o->compute_mlp) o->min_bytes = o->max_bytes = 4 * mlp_count_params(o->step.sizes, o->step.nsizes);
-    if (o->min_bytes > o->max_bytes) bad_flag("-b is larger than -e%s", "");
-    /* the number of processes is unknown without MPI: psring checks -np against --servers itself */
-    if (!check_only && o->servers >= nprocs) bad_flag("--servers must be below the number of processes%s", "");
-}
 
 /* servers bind, everyone learns the endpoints (endpoints: S x EP_LEN) */
 static void exchange_endpoints(const char *mine, char *all) {
@@ -168,10 +135,10 @@ static void exchange_endpoints(const char *mine, char *all) {
 }
 
 static void endpoint_for(const bench_opts_t *o, long jobid, int phase, char *out, size_t n) {
-    if (!strcmp(o->transport, "ipc")) snprintf(out, n, "ipc:///tmp/psring-bench-%ld-%d-%d", jobid, rank, phase);
+    if (!strcmp(ps.transport, "ipc")) snprintf(out, n, "ipc:///tmp/psring-bench-%ld-%d-%d", jobid, rank, phase);
     else {
         char err[320];
-        if (ps_server_bind_endpoint(o->bind, out, n, err, sizeof err)) {
+        if (ps_server_bind_endpoint(ps.bind, out, n, err, sizeof err)) {
             fprintf(stderr, "psring-bench-ps: rank %d: %s\n", rank, err);
             MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
         }
@@ -220,7 +187,7 @@ static void raw_server(void *ctx, const char *want, char *all, size_t chunk, int
 }
 
 static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t bytes, MPI_Comm wcomm, train_step_t *ts) {
-    int S = o->servers;
+    int S = ps.servers;
     void **d = xcalloc(S, sizeof(void *));
     size_t *lo = xcalloc(S, sizeof(size_t)), *len = xcalloc(S, sizeof(size_t));
     char *own = ts ? NULL : xcalloc(bytes, 1), *recv = xcalloc(bytes, 1);
@@ -254,7 +221,7 @@ static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t byt
         if (it >= o->warmup) tsum += timer_now() - r0;
     }
     /* with --compute-us only the rounds count, else the whole timed loop */
-    double t = paced(o) ? tsum : timer_now() - t0;
+    double t = bench_paced(o) ? tsum : timer_now() - t0;
     for (int s = 0; s < S; s++) zmqCheck(zmq_close(d[s]));
     free(d); free(lo); free(len); free(own); free(recv);
     return t;
@@ -262,10 +229,10 @@ static double raw_worker(void *ctx, const bench_opts_t *o, char *all, size_t byt
 
 /* ---- the PS -------------------------------------------------------------------------------- */
 static void ps_serve(void *ctx, const bench_opts_t *o, const char *want, char *all, size_t count, int nworkers) {
-    ps_server_config_t c = { .index = rank, .nservers = o->servers, .nworkers = nworkers, .total = count,
-                             .sync = o->sync, .staleness = 0, .peer_timeout = 30,
-                             .optim = { 1e-6f, 0.9f, 0.0f }, .worker_rank_base = o->servers, .quiet = 1,
-                             .chunk = (size_t)o->chunk_kb * 1024 / 4 };
+    ps_server_config_t c = { .index = rank, .nservers = ps.servers, .nworkers = nworkers, .total = count,
+                             .sync = ps.sync, .staleness = 0, .peer_timeout = 30,
+                             .optim = { 1e-6f, 0.9f, 0.0f }, .worker_rank_base = ps.servers, .quiet = 1,
+                             .chunk = (size_t)ps.chunk_kb * 1024 / 4 };
     char bound[EP_LEN];
     ps_server_t *s = ps_server_create(ctx, &c, want, bound, sizeof bound);
     exchange_endpoints(bound, all);
@@ -279,12 +246,12 @@ static void ps_serve(void *ctx, const bench_opts_t *o, const char *want, char *a
 static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count, MPI_Comm wcomm, int wrank, int nworkers,
                       double *wait_s, train_step_t *ts) {
     exchange_endpoints(NULL, all);
-    char **eps = xcalloc(o->servers, sizeof(char *));
-    for (int s = 0; s < o->servers; s++) eps[s] = all + (size_t)s * EP_LEN;
-    ps_worker_config_t c = { .rank = wrank, .nworkers = nworkers, .nservers = o->servers, .total = count,
+    char **eps = xcalloc(ps.servers, sizeof(char *));
+    for (int s = 0; s < ps.servers; s++) eps[s] = all + (size_t)s * EP_LEN;
+    ps_worker_config_t c = { .rank = wrank, .nworkers = nworkers, .nservers = ps.servers, .total = count,
                              .state_per_param = 1, .peer_timeout = 30, .mpi_rank = rank,
-                             .chunk = o->sync == SYNC_BSP ? (size_t)o->chunk_kb * 1024 / 4 : 0, .credit = o->credit,
-                             .bsp = o->sync == SYNC_BSP };
+                             .chunk = ps.sync == SYNC_BSP ? (size_t)ps.chunk_kb * 1024 / 4 : 0, .credit = ps.credit,
+                             .bsp = ps.sync == SYNC_BSP };
     ps_worker_t *w = ps_worker_create(ctx, &c, eps);
     float *own_p = ts ? NULL : xcalloc(count, sizeof(float)), *own_g = ts ? NULL : xcalloc(count, sizeof(float));
     float *params = ts ? ts->m.params : own_p, *grads = ts ? ts->m.grads : own_g;
@@ -304,13 +271,13 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
     }
     /* with --compute-us: the rounds alone, less the wait for the round's last push (the
      * trainer's exchange_ms - wait_ms); else the whole timed loop, as before */
-    double t = paced(o) ? tsum - wsum : timer_now() - t0;
-    *wait_s = paced(o) ? wsum : 0;
+    double t = bench_paced(o) ? tsum - wsum : timer_now() - t0;
+    *wait_s = bench_paced(o) ? wsum : 0;
     size_t rl = PS_ST_FIELDS + PS_HIST + nworkers;
-    double **rep = xcalloc(o->servers, sizeof(double *));
-    for (int s = 0; s < o->servers; s++) rep[s] = xcalloc(rl, sizeof(double));
+    double **rep = xcalloc(ps.servers, sizeof(double *));
+    for (int s = 0; s < ps.servers; s++) rep[s] = xcalloc(rl, sizeof(double));
     ps_worker_done(w, rep, rl);
-    for (int s = 0; s < o->servers; s++) free(rep[s]);
+    for (int s = 0; s < ps.servers; s++) free(rep[s]);
     free(rep);
     ps_worker_free(w);
     free(own_p); free(own_g); free(eps);
@@ -318,18 +285,9 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
 }
 
 int main(int argc, char **argv) {
-    /* --check-options: the launcher validates once, so a bad flag is not reported by every rank */
-    for (int i = 1; i < argc; i++) check_only |= !strcmp(argv[i], "--check-options");
-    if (check_only) { bench_opts_t o; parse(&o, argc, argv); return 0; }
-    /* the --compute step runs OpenBLAS as psring-train does: the same kernels, one thread (may
-     * re-exec this process, so before MPI starts) */
-    blas_setup(argc, argv, 1, NULL, 0);
-    mpiCheck(MPI_Init(&argc, &argv));
-    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
-    bench_opts_t o;
-    parse(&o, argc, argv);
-    int S = o.servers, N = nprocs - S, is_worker = rank >= S, wrank = rank - S;
+    bench_opts_t o = { .min_bytes = 64 * 1024, .max_bytes = 64 * 1024 * 1024, .factor = 2, .iters = 20, .warmup = 3 };
+    bench_init(&o, &ps_spec, argc, argv, &rank, &nprocs);
+    int S = ps.servers, N = nprocs - S, is_worker = rank >= S, wrank = rank - S;
     MPI_Comm wcomm;
     mpiCheck(MPI_Comm_split(MPI_COMM_WORLD, is_worker, rank, &wcomm));
     long jobid = (long)getpid();
@@ -344,15 +302,11 @@ int main(int argc, char **argv) {
     }
     FILE *csv = NULL;
     if (rank == S) {
-        if (o.csv[0]) {
-            int fresh = access(o.csv, F_OK) != 0;
-            csv = fopen(o.csv, "a");
-            if (!csv) die("cannot open --csv %s", o.csv);
-            if (fresh) fprintf(csv, "size,impl,workers,servers,transport,sync,iters,time_s,per_worker_GBps,goodput_GBps,ratio_vs_raw,compute_us,wait_s\n");
-        }
+        csv = bench_csv_open(&o, "size,impl,workers,servers,transport,sync,iters,time_s,per_worker_GBps,goodput_GBps,"
+                                 "ratio_vs_raw,compute_us,wait_s", 1);
         printf("# psring-bench-ps: %d workers, %d servers, transport %s, ps sync %s, server apply = SGD momentum "
                "(optim_step), %d iterations after %d warm-up, ps slices %d KiB, credit %d (bsp; 0 = whole shards, all at once)\n", N, S,
-               o.transport, ps_sync_name(o.sync), o.iters, o.warmup, o.sync == SYNC_BSP ? o.chunk_kb : 0, o.credit);
+               ps.transport, ps_sync_name(ps.sync), o.iters, o.warmup, ps.sync == SYNC_BSP ? ps.chunk_kb : 0, ps.credit);
         printf("# goodput = push + pull payload bytes / time; aggregate = sum over workers\n");
         if (o.compute_mlp)
             printf("# --compute: each worker runs forward + backward of its MLP (%zu parameters, batch %d) before each "
@@ -366,8 +320,8 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     int phase = 0;
-    for (double b = (double)o.min_bytes; b <= (double)o.max_bytes * 1.0000001; b *= o.factor) {
-        size_t count = (size_t)b / 4, bytes = count * 4;
+    for (bench_size_t sz = {0}; bench_size_next(&o, &sz);) {
+        size_t count = sz.count, bytes = sz.bytes;
         if (count < (size_t)S) continue;
         double raw_agg = 0;
         for (int impl = 0; impl < 2; impl++) {
@@ -391,9 +345,9 @@ int main(int argc, char **argv) {
             /* paced (--compute-us, --compute) each worker timed its own rounds: their mean over
              * workers, as psring-train's CSV reports; else the slowest worker's loop */
             double tmax = 0, wmean = 0;
-            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, paced(&o) ? MPI_SUM : MPI_MAX, S, MPI_COMM_WORLD));
+            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, bench_paced(&o) ? MPI_SUM : MPI_MAX, S, MPI_COMM_WORLD));
             mpiCheck(MPI_Reduce(&wait, &wmean, 1, MPI_DOUBLE, MPI_SUM, S, MPI_COMM_WORLD));
-            if (paced(&o)) tmax /= N;
+            if (bench_paced(&o)) tmax /= N;
             wmean /= N;
             if (rank == S) {
                 if (impl == 0) raw_agg = sum;
@@ -402,17 +356,17 @@ int main(int argc, char **argv) {
                 printf("%12zu %8s %14.3f %14.3f %8.3f %10.4f %10.4f\n", bytes, name, sum / N, sum, ratio,
                        1e3 * tmax / o.iters, 1e3 * wmean / o.iters);
                 fflush(stdout);
-                if (csv) fprintf(csv, "%zu,%s,%d,%d,%s,%s,%d,%.6f,%.4f,%.4f,%.4f,%d,%.6f\n", bytes, name, N, S, o.transport,
-                                 impl == 0 ? "none" : ps_sync_name(o.sync), o.iters, tmax, sum / N, sum, ratio,
+                if (csv) fprintf(csv, "%zu,%s,%d,%d,%s,%s,%d,%.6f,%.4f,%.4f,%.4f,%d,%.6f\n", bytes, name, N, S, ps.transport,
+                                 impl == 0 ? "none" : ps_sync_name(ps.sync), o.iters, tmax, sum / N, sum, ratio,
                                  o.compute_us, wmean);
             }
         }
     }
-    if (csv && fclose(csv) != 0) die("closing --csv %s failed", o.csv);
+    int bad_csv = bench_csv_close(&o, csv);
     if (ts) train_step_free(ts);
     free(all);
     zmqCheck(zmq_ctx_term(ctx));
     mpiCheck(MPI_Comm_free(&wcomm));
     mpiCheck(MPI_Finalize());
-    return 0;
+    return bad_csv ? 1 : 0;
 }

@@ -18,9 +18,10 @@ EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_k
 
 # psring-bench-ps (source in src/bench, built from here: it is the PS's own benchmark)
 bin_PROGRAMS += psring-bench-ps
-# (--compute runs the trainer's step: train_step.c with the trainer's model_ops.c)
-psring_bench_ps_SOURCES = src/bench/ps.c src/bench/train_step.c src/train/model_ops.c
-noinst_HEADERS += src/bench/train_step.h
+# (the shared flags, sweep and CSV: bench_driver.c; --compute runs the trainer's step: train_step.c
+# with the trainer's model_ops.c)
+psring_bench_ps_SOURCES = src/bench/ps.c src/bench/bench_driver.c src/bench/train_step.c src/train/model_ops.c
+noinst_HEADERS += src/bench/train_step.h src/bench/bench_driver.h
 psring_bench_ps_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS)
 psring_bench_ps_LDADD = $(PSRING_CUDA_FIRST) src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/data/libdata.a \
   src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm $(PSRING_CUDA_LAST)
