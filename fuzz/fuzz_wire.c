@@ -2,10 +2,12 @@
  * first thing every byte from the network meets. Invariants: a header that decodes is consistent
  * (payload_len == count * dtype size, count and offset bounded, known type and dtype) and
  * survives encode -> decode unchanged; any input longer than a header is also run through the
- * fp16 converters, where half -> float -> half must be the identity for every non-NaN half and the
- * F16C and scalar paths must agree bit for bit. Not here: the server's stateful checks (sender,
- * shard, range; see tests/ps_hostile.sh, which sends hostile messages to a live server). */
+ * fp16 codec (src/common/half.c), where half -> float -> half must be the identity (a NaN made
+ * quiet) and the F16C and portable paths must agree bit for bit, NaNs included. Not here: the
+ * server's stateful checks (sender, shard, range; see tests/ps_hostile.sh, which sends hostile
+ * messages to a live server). */
 #include "ps/wire.h"
+#include "common/half.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +33,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* fp16 on the rest of the input */
     if (size > PS_HEADER_BYTES + 1) {
         size_t n = (size - PS_HEADER_BYTES) / 2;
-        uint16_t *hv = malloc(n * 2), *back = malloc(n * 2);
-        float *f = malloc(n * 4);
+        uint16_t *hv = malloc(n * 2), *back = malloc(n * 2), *back1 = malloc(n * 2);
+        float *f = malloc(n * 4), *g = malloc(n * 4);
         memcpy(hv, data + PS_HEADER_BYTES, n * 2);
-        ps_f16_to_f32(f, hv, n);            /* F16C where the CPU has it */
-        ps_f32_to_f16(back, f, n);
+        half_to_float(f, hv, n);             /* F16C where the CPU has it */
+        half_to_float_portable(g, hv, n);
+        half_from_float(back, f, n);
+        half_from_float_portable(back1, g, n);
         for (size_t i = 0; i < n; i++) {
-            float s = ps_float_from_half(hv[i]);
-            if (isnan(s)) { if (!isnan(f[i])) abort(); continue; }
-            if (memcmp(&s, &f[i], 4) != 0) abort();                 /* vector == scalar */
-            if (back[i] != hv[i] || ps_half_from_float(s) != hv[i]) abort(); /* exact round trip */
+            float s = half_to_float1(hv[i]);
+            if (memcmp(&s, &f[i], 4) != 0 || memcmp(&s, &g[i], 4) != 0) abort(); /* vector == scalar, NaNs too */
+            /* exact round trip; a NaN comes back with its payload, made quiet */
+            uint16_t want = isnan(s) ? (uint16_t)(hv[i] | 0x200u) : hv[i];
+            if (back[i] != want || back1[i] != want || half_from_float1(s) != want) abort();
         }
-        free(hv); free(back); free(f);
+        /* the same bytes read as floats: vector == portable for any float, NaN payloads included */
+        size_t m = (size - PS_HEADER_BYTES) / 4;
+        memcpy(f, data + PS_HEADER_BYTES, m * 4);
+        half_from_float(back, f, m);
+        half_from_float_portable(back1, f, m);
+        if (memcmp(back, back1, m * 2) != 0) abort();
+        free(hv); free(back); free(back1); free(f); free(g);
     }
     return 0;
 }

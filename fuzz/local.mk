@@ -10,7 +10,7 @@ FUZZ_TARGETS = fuzz/fuzz_idx fuzz/fuzz_checkpoint fuzz/fuzz_wire fuzz/fuzz_optio
 FUZZ_SRC_idx = $(top_srcdir)/fuzz/fuzz_idx.c $(top_srcdir)/src/data/idx.c
 FUZZ_SRC_checkpoint = $(top_srcdir)/fuzz/fuzz_checkpoint.c $(top_srcdir)/src/train/checkpoint.c \
   $(top_srcdir)/src/model/optim.c $(top_srcdir)/src/data/sampler.c $(top_srcdir)/src/common/check.c
-FUZZ_SRC_wire = $(top_srcdir)/fuzz/fuzz_wire.c $(top_srcdir)/src/ps/wire.c
+FUZZ_SRC_wire = $(top_srcdir)/fuzz/fuzz_wire.c $(top_srcdir)/src/ps/wire.c $(top_srcdir)/src/common/half.c
 FUZZ_SRC_options = $(top_srcdir)/fuzz/fuzz_options.c $(top_srcdir)/src/train/options.c \
   $(top_srcdir)/src/model/mlp.c $(top_srcdir)/src/model/layers.c $(top_srcdir)/src/model/optim.c \
   $(top_srcdir)/src/data/sampler.c $(top_srcdir)/src/common/check.c

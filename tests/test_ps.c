@@ -1,9 +1,11 @@
 /* test_ps.c: Check suites for src/ps: key-range sharding, the wire protocol (round trip, every
- * malformed case, a 200k-iteration fuzz of random and mutated headers), fp16 packing, and two
+ * malformed case, a 200k-iteration fuzz of random and mutated headers), and two
  * server-level tests over inproc: a running server fed malformed messages keeps serving with its
  * parameters unchanged and counts every one of them (whole-shard and sliced pushes); and bsp
  * with 2 servers x 2 workers equals the single-process optimizer bit for bit, with and without
- * --ps-chunk-kb slices, SGD and Adam. No MPI: the server/worker modules do not need it. */
+ * --ps-chunk-kb slices, SGD and Adam. No MPI: the server/worker modules do not need it.
+ * suite_half: the fp16 codec (common/half.c) that the PS and the ring share: known values,
+ * NaN payloads included, and the F16C path against the portable code bit for bit. */
 #include <check.h>
 #include <pthread.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "ps/worker.h"
 #include "model/optim.h"
 #include "common/rng.h"
+#include "common/half.h"
 
 /* ---- sharding ---- */
 START_TEST(test_shard_ranges) {
@@ -152,50 +155,126 @@ START_TEST(test_wire_fuzz) {
 }
 END_TEST
 
-/* ---- fp16 ---- */
-START_TEST(test_fp16) {
-    static const struct { float f; uint16_t h; } known[] = {
-        { 0.0f, 0x0000 }, { -0.0f, 0x8000 }, { 1.0f, 0x3c00 }, { -2.0f, 0xc000 }, { 65504.0f, 0x7bff },
-        { 65520.0f, 0x7c00 }, { 1e-8f, 0x0000 }, { 5.9604644775390625e-8f, 0x0001 },
-        { 6.103515625e-5f, 0x0400 }, { 0.333333333f, 0x3555 }, { INFINITY, 0x7c00 }, { 1.00048828125f, 0x3c00 },
-        { 1.00146484375f, 0x3c02 },
+/* ---- fp16 (common/half.c: the one codec of the ring and the PS) ---- */
+static uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float f32_of(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+/* values whose halves are known, NaNs included: these are what VCVTPS2PH / VCVTPH2PS give, so
+ * they hold on a CPU without F16C too */
+START_TEST(test_half_known) {
+    static const struct { uint32_t f; uint16_t h; } known[] = {
+        { 0x00000000, 0x0000 }, { 0x80000000, 0x8000 }, { 0x3f800000, 0x3c00 }, { 0xc0000000, 0xc000 },
+        { 0x477fe000, 0x7bff },                       /* 65504, the largest half */
+        { 0x477fefff, 0x7bff }, { 0x477ff000, 0x7c00 }, /* just below 65520, and 65520: inf */
+        { 0x7f800000, 0x7c00 }, { 0xff800000, 0xfc00 }, { 0x322bcc77, 0x0000 } /* 1e-8 */,
+        { 0x33000000, 0x0000 }, { 0x33000001, 0x0001 }, /* 2^-25 ties to even (0); a bit more: 2^-24 */
+        { 0x33800000, 0x0001 }, { 0xb3800000, 0x8001 }, { 0x38800000, 0x0400 }, { 0x3eaaaaab, 0x3555 },
+        { 0x3f801000, 0x3c00 }, { 0x3f803000, 0x3c02 }, /* ties to even between normals */
+        /* NaN: sign and top 10 payload bits kept, quiet bit set */
+        { 0x7f800001, 0x7e00 }, { 0x7f801fff, 0x7e00 }, { 0x7f802000, 0x7e01 }, { 0x7fa00000, 0x7f00 },
+        { 0x7fbfffff, 0x7fff }, { 0x7fc00000, 0x7e00 }, { 0xffc00000, 0xfe00 }, { 0xff800001, 0xfe00 },
+        { 0x7fffffff, 0x7fff },
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-        ck_assert_msg(ps_half_from_float(known[i].f) == known[i].h, "%g -> %04x, want %04x", known[i].f,
-                      ps_half_from_float(known[i].f), known[i].h);
-        uint16_t v;
-        ps_f32_to_f16(&v, &known[i].f, 1);
-        ck_assert_uint_eq(v, known[i].h);
+        float f = f32_of(known[i].f);
+        uint16_t v = 0xdead;
+        ck_assert_msg(half_from_float1(f) == known[i].h, "%08x -> %04x, want %04x", known[i].f, half_from_float1(f), known[i].h);
+        half_from_float(&v, &f, 1);
+        ck_assert_msg(v == known[i].h, "%08x -> %04x (buffer), want %04x", known[i].f, v, known[i].h);
     }
-    /* every half converts to float and back unchanged (nan payloads aside) */
-    for (uint32_t h = 0; h < 65536; h++) {
-        if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue;
-        ck_assert_uint_eq(ps_half_from_float(ps_float_from_half((uint16_t)h)), h);
+    static const struct { uint16_t h; uint32_t f; } back[] = {
+        { 0x0000, 0x00000000 }, { 0x8000, 0x80000000 }, { 0x0001, 0x33800000 }, { 0x83ff, 0xb87fc000 },
+        { 0x0400, 0x38800000 }, { 0x7bff, 0x477fe000 }, { 0x7c00, 0x7f800000 }, { 0xfc00, 0xff800000 },
+        /* NaN: payload shifted up 13 bits, quiet bit set */
+        { 0x7c01, 0x7fc02000 }, { 0xfc01, 0xffc02000 }, { 0x7dff, 0x7fffe000 }, { 0x7e00, 0x7fc00000 },
+        { 0x7fff, 0x7fffe000 },
+    };
+    for (size_t i = 0; i < sizeof back / sizeof back[0]; i++) {
+        float f = 1.0f;
+        ck_assert_msg(f32_bits(half_to_float1(back[i].h)) == back[i].f, "%04x -> %08x, want %08x", back[i].h,
+                      f32_bits(half_to_float1(back[i].h)), back[i].f);
+        half_to_float(&f, &back[i].h, 1);
+        ck_assert_msg(f32_bits(f) == back[i].f, "%04x -> %08x (buffer), want %08x", back[i].h, f32_bits(f), back[i].f);
     }
-    /* the vector path (F16C where present) agrees with the scalar reference on random floats */
+}
+END_TEST
+
+/* every half: the vector path (F16C where present, 8 at a time) and the portable one give the
+ * same float bits, NaNs included; and half -> float -> half is the identity but for the quiet bit */
+START_TEST(test_half_every_half) {
+    static uint16_t h[65536], k[65536];
+    static float f[65536], g[65536];
+    for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+    half_to_float(f, h, 65536);
+    half_to_float_portable(g, h, 65536);
+    for (uint32_t i = 0; i < 65536; i++)
+        ck_assert_msg(f32_bits(f[i]) == f32_bits(g[i]), "half_to_float(%04x) = %08x, portable %08x (f16c=%d)", i,
+                      f32_bits(f[i]), f32_bits(g[i]), half_have_f16c());
+    half_from_float(k, f, 65536);
+    for (uint32_t i = 0; i < 65536; i++) {
+        int nan = (i & 0x7fffu) > 0x7c00u;
+        uint16_t want = (uint16_t)(nan ? i | 0x200u : i);
+        ck_assert_msg(k[i] == want && half_from_float1(g[i]) == want, "%04x -> %08x -> %04x/%04x, want %04x", i,
+                      f32_bits(g[i]), k[i], half_from_float1(g[i]), want);
+    }
+}
+END_TEST
+
+/* float -> half: the vector and portable paths agree bit for bit on the midpoints between
+ * neighbouring halves (ties to even), on random bit patterns (NaNs, subnormals, overflow), and on
+ * every NaN float of either sign (each payload) */
+START_TEST(test_half_f16c_vs_portable) {
+    enum { N = 65536 };
+    static float f[N];
+    static uint16_t h[N], k[N];
+    uint64_t s = 88172645463325252ull;
+    for (uint32_t i = 0; i < N; i++) {
+        if (i < 30000) f[i] = 0.5f * half_to_float1((uint16_t)i) + 0.5f * half_to_float1((uint16_t)(i + 1));
+        else { s ^= s << 13; s ^= s >> 7; s ^= s << 17; f[i] = f32_of((uint32_t)s); }
+    }
+    f[0] = 65504.0f; f[1] = 65520.0f; f[2] = -65520.0f; f[3] = 1e-8f; f[4] = INFINITY; f[5] = 5.9604645e-08f;
+    f[6] = -0.0f; f[7] = -INFINITY;
+    half_from_float(h, f, N);
+    half_from_float_portable(k, f, N);
+    for (uint32_t i = 0; i < N; i++)
+        ck_assert_msg(h[i] == k[i], "half_from_float(%08x) = %04x, portable %04x (f16c=%d)", f32_bits(f[i]), h[i], k[i],
+                      half_have_f16c());
+    for (uint32_t sign = 0; sign < 2; sign++)
+        for (uint32_t base = 0; base < (1u << 23); base += N) {
+            for (uint32_t i = 0; i < N; i++)
+                f[i] = f32_of((sign << 31) | 0x7f800000u | (base + i == 0 ? 1u : base + i));
+            half_from_float(h, f, N);
+            half_from_float_portable(k, f, N);
+            for (uint32_t i = 0; i < N; i++)
+                ck_assert_msg(h[i] == k[i] && h[i] == (uint16_t)((sign << 15) | 0x7e00u | ((f32_bits(f[i]) >> 13) & 0x3ffu)),
+                              "NaN %08x -> %04x, portable %04x", f32_bits(f[i]), h[i], k[i]);
+        }
+}
+END_TEST
+
+/* the buffer paths on a length that is not a multiple of 8 (the vector loop and its tail) */
+START_TEST(test_half_buffers) {
     enum { N = 100003 };
-    static float f[N], back[N], acc[N];
+    static float f[N], back[N], acc[N], acc2[N];
     static uint16_t hv[N];
     rng_t r;
     rng_init(&r, 5, 1);
     for (int i = 0; i < N; i++) {
-        uint32_t bits = (uint32_t)rng_next(&r);
-        if ((bits & 0x7f800000u) == 0x7f800000u) bits &= ~0x00400000u; /* keep NaNs out */
-        memcpy(&f[i], &bits, 4);
+        f[i] = f32_of((uint32_t)rng_next(&r));
         if (i % 3 == 0) f[i] = (float)(rng_below(&r, 2000000) - 1000000) * 1e-6f;
-        acc[i] = 1.0f;
+        acc[i] = acc2[i] = 1.0f;
     }
-    ps_f32_to_f16(hv, f, N);
+    half_from_float(hv, f, N);
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(hv[i] == half_from_float1(f[i]), "element %d (%08x): %04x vs %04x", i, f32_bits(f[i]), hv[i],
+                      half_from_float1(f[i]));
+    half_to_float(back, hv, N);
+    half_add_to_float(acc, hv, N);
+    half_add_to_float_portable(acc2, hv, N);
     for (int i = 0; i < N; i++) {
-        if (isnan(f[i])) continue;
-        ck_assert_msg(hv[i] == ps_half_from_float(f[i]), "element %d (%a): %04x vs %04x", i, f[i], hv[i], ps_half_from_float(f[i]));
-    }
-    ps_f16_to_f32(back, hv, N);
-    ps_f16_accumulate(acc, hv, N);
-    for (int i = 0; i < N; i++) {
-        if (isnan(f[i])) continue;
-        float want = ps_float_from_half(hv[i]);
-        ck_assert(back[i] == want || (isnan(back[i]) && isnan(want)));
+        float want = half_to_float1(hv[i]);
+        ck_assert_uint_eq(f32_bits(back[i]), f32_bits(want));
+        ck_assert_uint_eq(f32_bits(acc[i]), f32_bits(acc2[i]));
         if (isfinite(want)) ck_assert(acc[i] == 1.0f + want);
     }
 }
@@ -521,7 +600,6 @@ static Suite *suite_ps(void) {
     tcase_add_test(t, test_wire_roundtrip);
     tcase_add_test(t, test_wire_malformed);
     tcase_add_test(t, test_wire_fuzz);
-    tcase_add_test(t, test_fp16);
     suite_add_tcase(s, t);
     t = tcase_create("server");
     tcase_set_timeout(t, 60);
@@ -532,8 +610,22 @@ static Suite *suite_ps(void) {
     return s;
 }
 
+/* the binary16 codec lives in src/common, but the PS's f16 payloads are its first user */
+static Suite *suite_half(void) {
+    Suite *s = suite_create("half");
+    TCase *t = tcase_create("half");
+    tcase_set_timeout(t, 60);   /* every NaN float, twice: seconds under the sanitizers */
+    tcase_add_test(t, test_half_known);
+    tcase_add_test(t, test_half_every_half);
+    tcase_add_test(t, test_half_f16c_vs_portable);
+    tcase_add_test(t, test_half_buffers);
+    suite_add_tcase(s, t);
+    return s;
+}
+
 int main(void) {
     SRunner *sr = srunner_create(suite_ps());
+    srunner_add_suite(sr, suite_half());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -10,7 +10,7 @@
  * Not tested here: timing (psring-bench-allreduce). */
 #include "ring/ring_allreduce.h"
 #include "ring/ring_ops.h"
-#include "ring/half.h"
+#include "common/half.h"
 #include "common/mpi_check.h"
 #include <float.h>
 #include <math.h>
@@ -43,34 +43,6 @@ static void test_segments(void) {
             }
             if (next != counts[c]) FAIL("ring_segment(%zu, %d): segments sum to %zu", counts[c], n, next);
         }
-}
-
-/* F16C and the portable code must agree bit for bit (NaN: both NaN) */
-static void test_half(void) {
-    static float f[65536], g[65536];
-    static uint16_t h[65536], k[65536];
-    for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
-    half_to_float(f, h, 65536);
-    half_to_float_portable(g, h, 65536);
-    for (uint32_t i = 0; i < 65536; i++)
-        if (memcmp(&f[i], &g[i], 4) && !(isnan(f[i]) && isnan(g[i])))
-            { FAIL("half_to_float(0x%04x): %g vs portable %g", i, f[i], g[i]); break; }
-    /* every half value, the midpoints between neighbours (ties to even), random bit patterns */
-    uint64_t s = 88172645463325252ull;
-    for (uint32_t i = 0; i < 65536; i++) {
-        uint32_t u;
-        if (i < 30000) { float a = half_to_float1((uint16_t)i), b = half_to_float1((uint16_t)(i + 1)); f[i] = 0.5f * a + 0.5f * b; }
-        else { s ^= s << 13; s ^= s >> 7; s ^= s << 17; u = (uint32_t)s; memcpy(&f[i], &u, 4); }
-    }
-    f[0] = 65504.0f; f[1] = 65520.0f; f[2] = -65520.0f; f[3] = 1e-8f; f[4] = INFINITY; f[5] = 5.9604645e-08f;
-    half_from_float(h, f, 65536);
-    half_from_float_portable(k, f, 65536);
-    for (uint32_t i = 0; i < 65536; i++) {
-        int nan1 = (h[i] & 0x7c00) == 0x7c00 && (h[i] & 0x3ff), nan2 = (k[i] & 0x7c00) == 0x7c00 && (k[i] & 0x3ff);
-        if (h[i] != k[i] && !(nan1 && nan2)) { FAIL("half_from_float(%.9g): 0x%04x vs portable 0x%04x", f[i], h[i], k[i]); break; }
-    }
-    if (half_from_float1(1.0f) != 0x3c00 || half_from_float1(-2.0f) != 0xc000 || half_from_float1(65520.0f) != 0x7c00)
-        FAIL("half_from_float1 of 1, -2, 65520 wrong");
 }
 
 /* all ranks must hold bit-identical results */
@@ -347,7 +319,7 @@ int main(int argc, char **argv) {
         mpiCheck(MPI_Finalize());
         return 0;
     }
-    if (rank == 0) { test_segments(); test_half(); }
+    if (rank == 0) test_segments();
     const size_t n = (size_t)nranks;
     const size_t counts[] = {0, 1, n - 1, n, n + 1, 2 * n + 1, 97, 4099, 1000003};
     const size_t chunks[] = {4, 12, 4096, 0};      /* 1 element, 3, 1024, the default (1 MiB) */

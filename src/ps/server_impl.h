@@ -12,6 +12,7 @@
 #include "auth.h"
 #include "zcheck.h"
 #include "../common/stall.h"
+#include "../common/half.h"
 #include <stdatomic.h>
 
 #define PS_FLAG_F16 1u     /* PULL / DONE: answer parameters as half */

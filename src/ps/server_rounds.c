@@ -146,7 +146,7 @@ void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
             s->have_held[k] = 1;
             s->held_half[k] = (uint8_t)half;
         } else if (s->ck_pushed[k] == 0) {
-            if (half) ps_f16_to_f32(acc, p, n);
+            if (half) half_to_float(acc, p, n);
             else memcpy(acc, p, n * 4);
             for (size_t i = 0; i < n; i++) acc[i] *= f;
         } else {
@@ -156,10 +156,10 @@ void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
                 for (size_t i = 0; i < n; i++) acc[i] = (a[i] + b[i]) * f;
             } else {
                 if (hp) {
-                    if (s->held_half[k]) ps_f16_to_f32(acc, hp, n);
+                    if (s->held_half[k]) half_to_float(acc, hp, n);
                     else memcpy(acc, hp, n * 4);
                 }
-                if (half) ps_f16_accumulate(acc, p, n);
+                if (half) half_add_to_float(acc, p, n);
                 else {
                     const float *restrict b = p;
                     for (size_t i = 0; i < n; i++) acc[i] += b[i];
@@ -179,7 +179,7 @@ void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
     /* async / ssp: apply now */
     double t0 = timer_now();
     float scale = 1.0f / (float)s->c.nworkers;
-    if (half) ps_f16_to_f32(s->acc, p, s->len);
+    if (half) half_to_float(s->acc, p, s->len);
     else memcpy(s->acc, p, s->len * 4);
     for (size_t i = 0; i < s->len; i++) s->acc[i] *= scale;
     server_record_staleness(s, h->clock);

@@ -154,7 +154,7 @@ void server_send_params(ps_server_t *s, int w, uint64_t clock) {
     h.clock = clock;
     h.iteration = s->generation;
     if (half) {
-        ps_f32_to_f16(s->half, s->params, s->len);
+        half_from_float(s->half, s->params, s->len);
         server_send_copy(s, w, &h, s->half, s->len * 2);
     } else {
         server_send_copy(s, w, &h, s->params, s->len * 4);
@@ -174,7 +174,7 @@ void server_send_params_all(ps_server_t *s, int sl, uint64_t clock, int with_wai
         if (!have[k]) {
             void *buf = k ? (void *)(s->half + off) : (void *)(s->params + off);
             size_t bytes = n * (k ? 2 : 4);
-            if (k) ps_f32_to_f16(s->half + off, s->params + off, n);
+            if (k) half_from_float(s->half + off, s->params + off, n);
             atomic_fetch_add(&s->ck_inflight[sl], 1);
             zmqCheck(zmq_msg_init_data(&base[k], buf, bytes, on_release_slice, &s->ck_inflight[sl]));
             have[k] = 1;

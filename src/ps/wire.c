@@ -1,13 +1,9 @@
-/* wire.c: encode/decode of the PS header (see wire.h for the layout), key-range sharding and
- * fp16 conversion. No I/O, no ZeroMQ: everything here is testable on plain bytes. */
+/* wire.c: encode/decode of the PS header (see wire.h for the layout) and key-range sharding.
+ * No I/O, no ZeroMQ: everything here is testable on plain bytes. f16 payloads are converted by
+ * common/half.c, the one binary16 codec of src/. */
 #include "wire.h"
-#include <string.h>
 #include <math.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#include <cpuid.h>
-#define PS_HAVE_X86 1
-#endif
+#include <string.h>
 
 static const char *err_names[PS_WIRE_NERR] = {
     "ok", "header frame size is wrong", "bad magic", "unsupported protocol version",
@@ -140,112 +136,4 @@ void ps_shard_range(size_t count, int nshards, int s, size_t *lo, size_t *len) {
     size_t b = (size_t)(((__uint128_t)count * (unsigned)(s + 1)) / (unsigned)nshards);
     *lo = a;
     *len = b - a;
-}
-
-/* ---- fp16 ---------------------------------------------------------------------------------- */
-
-uint16_t ps_half_from_float(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    uint32_t mag = x & 0x7fffffffu;
-    if (mag >= 0x7f800000u) /* inf or nan (keep nan quiet and nonzero) */
-        return (uint16_t)(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u | ((mag >> 13) & 0x3ffu) : 0));
-    if (mag >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to >= 65520: inf */
-    if (mag < 0x38800000u) { /* subnormal half (or zero) */
-        if (mag < 0x33000000u) return (uint16_t)sign; /* < 2^-25: rounds to zero */
-        uint32_t e = mag >> 23;
-        uint32_t m = (mag & 0x7fffffu) | 0x800000u;
-        /* value = m * 2^(e-150); half subnormal unit = 2^-24 -> q = m * 2^(e-126) */
-        int sh = 126 - (int)e;          /* >= 1 */
-        uint32_t r = m >> sh;
-        uint32_t rem = m & ((1u << sh) - 1);
-        uint32_t half = 1u << (sh - 1);
-        if (rem > half || (rem == half && (r & 1))) r++;
-        return (uint16_t)(sign | r);
-    }
-    /* normal: rebias exponent 127 -> 15 and round the mantissa to 10 bits */
-    uint32_t v = mag - 0x38000000u; /* (127-15) << 23 */
-    uint32_t r = v >> 13;
-    uint32_t rem = v & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (r & 1))) r++;
-    return (uint16_t)(sign | r);
-}
-
-float ps_float_from_half(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ffu, x;
-    if (e == 0) {
-        if (m == 0) x = sign;
-        else { /* subnormal: m * 2^-24 */
-            float f = (float)m * 5.9604644775390625e-8f;
-            memcpy(&x, &f, 4);
-            x |= sign;
-        }
-    } else if (e == 31) {
-        x = sign | 0x7f800000u | (m << 13);
-    } else {
-        x = sign | ((e + 112) << 23) | (m << 13);
-    }
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
-
-#ifdef PS_HAVE_X86
-__attribute__((target("f16c,avx")))
-static void f32_to_f16_f16c(uint16_t *dst, const float *src, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(dst + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++) dst[i] = ps_half_from_float(src[i]);
-}
-__attribute__((target("f16c,avx")))
-static void f16_to_f32_f16c(float *dst, const uint16_t *src, size_t n, int add) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i)));
-        if (add) v = _mm256_add_ps(v, _mm256_loadu_ps(dst + i));
-        _mm256_storeu_ps(dst + i, v);
-    }
-    /* not 0.0f + x when !add: that turns a half -0 into +0 (found by fuzz/fuzz_wire) */
-    for (; i < n; i++) dst[i] = add ? dst[i] + ps_float_from_half(src[i]) : ps_float_from_half(src[i]);
-}
-/* CPUID leaf 1 (ECX: F16C bit 29, AVX bit 28, OSXSAVE bit 27) and XCR0 (the OS saves YMM state).
- * Done by hand because clang does not accept __builtin_cpu_supports("f16c"). */
-static int have_f16c(void) {
-    static int cached = -1;
-    if (cached < 0) {
-        unsigned a, b, c, d;
-        cached = 0;
-        if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) && (c & (1u << 28)) && (c & (1u << 27))) {
-            unsigned lo, hi;
-            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-            cached = (lo & 6u) == 6u;
-        }
-    }
-    return cached;
-}
-#endif
-
-void ps_f32_to_f16(uint16_t *dst, const float *src, size_t n) {
-#ifdef PS_HAVE_X86
-    if (have_f16c()) { f32_to_f16_f16c(dst, src, n); return; }
-#endif
-    for (size_t i = 0; i < n; i++) dst[i] = ps_half_from_float(src[i]);
-}
-
-void ps_f16_to_f32(float *dst, const uint16_t *src, size_t n) {
-#ifdef PS_HAVE_X86
-    if (have_f16c()) { f16_to_f32_f16c(dst, src, n, 0); return; }
-#endif
-    for (size_t i = 0; i < n; i++) dst[i] = ps_float_from_half(src[i]);
-}
-
-void ps_f16_accumulate(float *dst, const uint16_t *src, size_t n) {
-#ifdef PS_HAVE_X86
-    if (have_f16c()) { f16_to_f32_f16c(dst, src, n, 1); return; }
-#endif
-    for (size_t i = 0; i < n; i++) dst[i] += ps_float_from_half(src[i]);
 }

@@ -1,4 +1,5 @@
-/* wire.h: the parameter server's wire protocol over ZeroMQ, key-range sharding and fp16 packing.
+/* wire.h: the parameter server's wire protocol over ZeroMQ and key-range sharding. An f16
+ * payload holds IEEE binary16 values, little-endian, converted by common/half.h.
  *
  * Every message is a ZeroMQ multipart message: [routing id (added/removed by ROUTER)] +
  * one 64-byte header frame + (for data types) one payload frame. The header is encoded
@@ -113,13 +114,5 @@ static inline uint64_t ps_slice_len(uint64_t len, uint64_t ck, uint64_t off) { r
 static inline int ps_slice_ok(uint64_t len, uint64_t ck, uint64_t off, uint64_t count) {
     return off % ck == 0 && off < len && count == ps_slice_len(len, ck, off);
 }
-
-/* IEEE 754 binary16 <-> binary32, round to nearest even; F16C instructions when the CPU has them */
-void ps_f32_to_f16(uint16_t *dst, const float *src, size_t n);
-void ps_f16_to_f32(float *dst, const uint16_t *src, size_t n);
-/* dst[i] += src[i] (half) */
-void ps_f16_accumulate(float *dst, const uint16_t *src, size_t n);
-uint16_t ps_half_from_float(float f);
-float ps_float_from_half(uint16_t h);
 
 #endif

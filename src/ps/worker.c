@@ -6,6 +6,7 @@
 #include "wire.h"
 #include "auth.h"
 #include "zcheck.h"
+#include "../common/half.h"
 #include "../common/timer.h"
 #include "../common/timeline_hook.h"
 #include <errno.h>
@@ -304,7 +305,7 @@ static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *pa
     double t0 = timer_now();
     /* offset/count were checked against the shard (a slice, or all of it) by wait_replies_n */
     float *dst = params + w->lo[s] + h->offset;
-    if (h->dtype == PS_DTYPE_F16) ps_f16_to_f32(dst, zmq_msg_data(payload), h->count);
+    if (h->dtype == PS_DTYPE_F16) half_to_float(dst, zmq_msg_data(payload), h->count);
     else memcpy(dst, zmq_msg_data(payload), h->count * 4);
     w->read_clock[s] = h->clock;
     /* lr carries the push's wait at that server (wire.h); the slowest server's counts */
@@ -355,7 +356,7 @@ static void push_slice(ps_worker_t *w, int s, int k, const float *grads, float l
     h.lr = lr;
     size_t at = w->lo[s] + off;
     if (half) {
-        ps_f32_to_f16(w->half + at, grads + at, n);
+        half_from_float(w->half + at, grads + at, n);
         send_zero_copy(w, s, &h, w->half + at, n * 2);
     } else {
         send_zero_copy(w, s, &h, grads + at, n * 4);

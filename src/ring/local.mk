@@ -4,9 +4,9 @@ TOPOLOGY_LIBS += src/ring/libring.a
 
 noinst_LIBRARIES += src/ring/libring.a
 src_ring_libring_a_SOURCES = src/ring/ring_allreduce.c src/ring/ring_exchange.c src/ring/ring_overlap.c \
-  src/ring/ring_autotune.c src/ring/half.c src/ring/ring_ops.c src/ring/ring_shm.c
+  src/ring/ring_autotune.c src/ring/ring_ops.c src/ring/ring_shm.c
 src_ring_libring_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-noinst_HEADERS += src/ring/ring_allreduce.h src/ring/half.h src/ring/ring_ops.h src/ring/ring_shm.h \
+noinst_HEADERS += src/ring/ring_allreduce.h src/ring/ring_ops.h src/ring/ring_shm.h \
   src/ring/ring_config.h src/ring/ring_exchange.h src/ring/ring_exchange_impl.h
 
 # tests: test_ring is an MPI program; the shell scripts run it (and the trainer) under $MPIRUN

@@ -30,7 +30,7 @@
  * chunk-steps in order on both sides. */
 #include "ring_allreduce.h"
 #include "ring_shm.h"
-#include "half.h"
+#include "common/half.h"
 #include "common/mpi_check.h"
 #include "common/check.h"
 #include "common/timer.h"

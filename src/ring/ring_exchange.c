@@ -14,7 +14,7 @@
  * construction from a ring_config_t); the overlap thread is ring_overlap.c.
  * What it does not do: any recovery from a dead peer (MPI ends the job; mpirun names the rank). */
 #include "ring_exchange_impl.h"
-#include "half.h"
+#include "common/half.h"
 #include "common/check.h"
 #include "common/fingerprint.h"
 #include "common/mpi_check.h"
