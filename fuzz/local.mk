@@ -81,10 +81,3 @@ tests_ps_attack_LDADD = src/ps/libps.a src/common/libcommon.a $(ZMQ_LIBS) -lm
 REL_TESTS = tests/ps_hostile.sh tests/ps_auth.sh tests/fault_kill.sh tests/fault_disk.sh tests/fault_stall.sh
 TESTS += $(REL_TESTS)
 EXTRA_DIST += $(REL_TESTS) docs/reliability.md
-
-# the --ps-auth keyfile (src/ps/auth.c)
-check_PROGRAMS += tests/test_auth
-TESTS += tests/test_auth
-tests_test_auth_SOURCES = tests/test_auth.c src/ps/auth.c
-tests_test_auth_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZMQ_CFLAGS)
-tests_test_auth_LDADD = $(CHECK_LIBS) $(ZMQ_LIBS) -lm

@@ -6,6 +6,12 @@ tests_test_train_LDADD = src/train/libtrain.a src/model/libmodel.a src/data/libd
   $(CHECK_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lm
 TESTS += tests/test_train tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
 EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
+# the --ps-auth keyfile (src/ps/auth.c, from the PS library)
+check_PROGRAMS += tests/test_auth
+TESTS += tests/test_auth
+tests_test_auth_SOURCES = tests/test_auth.c
+tests_test_auth_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZMQ_CFLAGS)
+tests_test_auth_LDADD = src/ps/libps.a src/common/libcommon.a $(CHECK_LIBS) $(ZMQ_LIBS) -lm
 # the layering of src/: ring and ps see only train/exchange.h, not each other (grep of #includes)
 TESTS += tests/src_layers.sh
 EXTRA_DIST += tests/src_layers.sh
