@@ -2,14 +2,9 @@
 # psring dispatches `psring sweep|plot|model|demo|...` to the scripts, beside it in the source
 # tree or installed (their list: Makefile.am).
 
-check_PROGRAMS += tests/test_timeline
-tests_test_timeline_SOURCES = tests/test_timeline.c
-tests_test_timeline_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_timeline_LDADD = src/train/libtrain.a src/common/libcommon.a $(CHECK_LIBS) -lm
-
 EXP_TESTS = tests/exp_csv.sh tests/exp_model.sh tests/exp_demo.sh tests/exp_plot.sh tests/exp_timeline.sh \
   tests/exp_sweep_resume.sh tests/exp_wait.sh tests/gpu_check.sh
-TESTS += tests/test_timeline $(EXP_TESTS)
+TESTS += $(EXP_TESTS)
 EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_small.epochs.csv \
   tests/fixtures/demo_small.csv docs/tradeoff.md docs/img
 

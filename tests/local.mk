@@ -12,6 +12,12 @@ TESTS += tests/test_auth
 tests_test_auth_SOURCES = tests/test_auth.c
 tests_test_auth_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZMQ_CFLAGS)
 tests_test_auth_LDADD = src/ps/libps.a src/common/libcommon.a $(CHECK_LIBS) $(ZMQ_LIBS) -lm
+# the --timeline recorder (src/common/timeline.c) without MPI: parts, merge, stale parts
+check_PROGRAMS += tests/test_timeline
+tests_test_timeline_SOURCES = tests/test_timeline.c
+tests_test_timeline_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_timeline_LDADD = src/common/libcommon.a $(CHECK_LIBS) -lpthread -lm
+TESTS += tests/test_timeline
 # the layering of src/: ring and ps see only train/exchange.h, not each other (grep of #includes)
 TESTS += tests/src_layers.sh
 EXTRA_DIST += tests/src_layers.sh

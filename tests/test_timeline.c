@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "train/timeline.h"
+#include "common/timeline.h"
 
 static char dir[256];
 

@@ -2,7 +2,7 @@
  * rounds applied slice by slice, async/ssp applies on arrival, clocks, and when a worker's answer
  * may go out (see server.c's header for the rules themselves). */
 #include "server_impl.h"
-#include "../common/timeline_hook.h"
+#include "../common/timeline.h"
 #include "../common/timer.h"
 #include <string.h>
 
@@ -84,7 +84,7 @@ static void apply_slice(ps_server_t *s, int k) {
     server_wait_counter(s, &s->ck_inflight[k]);  /* last round's replies of this slice are out */
     optim_step_at(&s->c.optim, s->params + off, s->acc + off, s->state + s->spp * off, n, s->round_lr, s->lo + off);
     s->apply_s += timer_now() - t0;
-    timeline_mark("server-apply", t0, timer_now());
+    timeline_event("server-apply", t0, timer_now());
     s->ck_pushed[k] = 0;
     int end = ++s->ck_done == s->nck;
     if (end) {
@@ -185,7 +185,7 @@ void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
     server_record_staleness(s, h->clock);
     optim_step_at(&s->c.optim, s->params, s->acc, s->state, s->len, h->lr, s->lo);
     s->apply_s += timer_now() - t0;
-    timeline_mark("server-apply", t0, timer_now());
+    timeline_event("server-apply", t0, timer_now());
     s->updates++;
     s->clock[w]++;
     if (s->c.sync == SYNC_ASYNC) {

@@ -8,7 +8,7 @@
 #include "zcheck.h"
 #include "../common/half.h"
 #include "../common/timer.h"
-#include "../common/timeline_hook.h"
+#include "../common/timeline.h"
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -310,7 +310,7 @@ static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *pa
     w->read_clock[s] = h->clock;
     /* lr carries the push's wait at that server (wire.h); the slowest server's counts */
     if (isfinite(h->lr) && h->lr > w->step_wait) w->step_wait = h->lr;
-    timeline_mark("pull", t0, timer_now());
+    timeline_event("pull", t0, timer_now());
 }
 
 static void on_ack(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {}
@@ -408,9 +408,9 @@ int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) 
     wait_inflight(w); /* grads/half are the caller's again */
     double t_end = timer_now();
     if (w->step_wait > t_end - t_push) w->step_wait = t_end - t_push;
-    timeline_mark("push", t_push, t_wait);
+    timeline_event("push", t_push, t_wait);
     /* the duration the server measured; placed right after the push, where it begins */
-    timeline_mark("wait", t_wait, t_wait + (w->step_wait < t_end - t_wait ? w->step_wait : t_end - t_wait));
+    timeline_event("wait", t_wait, t_wait + (w->step_wait < t_end - t_wait ? w->step_wait : t_end - t_wait));
     w->clock++;
     return 0;
 }

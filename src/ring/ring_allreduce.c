@@ -34,7 +34,7 @@
 #include "common/mpi_check.h"
 #include "common/check.h"
 #include "common/timer.h"
-#include "common/timeline_hook.h"
+#include "common/timeline.h"
 #include <assert.h>
 #include <string.h>
 
@@ -239,8 +239,8 @@ static void ring_run(ring_t *r, float *buf, size_t count, int fp16, float scale)
     }
     mpiCheck(MPI_Waitall((int)x.total, r->sreq, MPI_STATUSES_IGNORE));
     /* pipelined: the phases overlap by up to a window of chunks */
-    timeline_mark("reduce-scatter", t_rs, t_ag);
-    timeline_mark("allgather", t_ag, timer_now());
+    timeline_event("reduce-scatter", t_rs, t_ag);
+    timeline_event("allgather", t_ag, timer_now());
     if (scale != 1.0f) ring_scale(buf, scale, count);
 }
 

@@ -18,7 +18,7 @@
 #include "common/check.h"
 #include "common/fingerprint.h"
 #include "common/mpi_check.h"
-#include "common/timeline_hook.h"
+#include "common/timeline.h"
 #include "common/timer.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +80,7 @@ void ringex_allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
         }
         ex->stats.bytes_sent += nominal;
         ex->stats.bytes_recv += nominal;
-        timeline_mark("allreduce", t_mpi, timer_now());
+        timeline_event("allreduce", t_mpi, timer_now());
     }
     if (scale != 1.0f) ring_scale(buf, scale, n);
 }
@@ -172,7 +172,7 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
             mpiCheck(MPI_Barrier(x->comm));
             double tw1 = timer_now();
             ex->stats.wait_s += tw1 - tw;
-            timeline_mark("wait", tw, tw1);
+            timeline_event("wait", tw, tw1);
         }
         ringex_allreduce_range(ex, &x->ring, x->comm, grads, 0, count);
     }
@@ -183,7 +183,7 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
     double t2 = timer_now();
     ex->stats.exchange_s += t1 - t0;
     ex->stats.optimizer_s += t2 - t1;
-    timeline_mark("optimizer", t1, t2);
+    timeline_event("optimizer", t1, t2);
     ex->stats.steps++;
     if (x->tune.active) ring_autotune_after_step(ex);
     return 0;

@@ -12,7 +12,7 @@
 #include "ring_exchange.h"
 #include "common/check.h"
 #include "common/timer.h"
-#include "common/timeline_hook.h"
+#include "common/timeline.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -93,7 +93,7 @@ static int rd_step_device(exchange_t *ex, float *d_params, float *d_grads, size_
         mpiCheck(MPI_Barrier(d->comm));
         double tw1 = timer_now();
         ex->stats.wait_s += tw1 - tw;
-        timeline_mark("wait", tw, tw1);
+        timeline_event("wait", tw, tw1);
         allreduce_device(ex, d, d_grads, count);
         if (!d->sum) cuda_scale(d_grads, 1.0f / (float)ex->world_size, count);   /* --op average */
     }
@@ -104,7 +104,7 @@ static int rd_step_device(exchange_t *ex, float *d_params, float *d_grads, size_
     double t2 = timer_now();
     ex->stats.exchange_s += t1 - t0;
     ex->stats.optimizer_s += t2 - t1;
-    timeline_mark("optimizer", t1, t2);
+    timeline_event("optimizer", t1, t2);
     ex->stats.steps++;
     return 0;
 }

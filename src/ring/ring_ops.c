@@ -29,7 +29,7 @@
 #include "common/check.h"
 #include "common/timer.h"
 #include "common/parse.h"
-#include "common/timeline_hook.h"
+#include "common/timeline.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,7 +147,7 @@ void adasum_allreduce(adasum_t *a, float *buf, size_t count) {
         sendrecv(a, buf + lo, hi - lo, buf + olo, ohi - olo, peer);
         lo = plo; hi = phi;
     }
-    timeline_mark("adasum", t0, timer_now());
+    timeline_event("adasum", t0, timer_now());
 }
 
 /* ---------------------------------------------------------------- hierarchical */
@@ -219,7 +219,7 @@ void hier_allreduce(hier_t *h, float *buf, size_t count) {
         if (h->local_rank == 0) h->bytes_sent += nb * (uint64_t)(h->local_size - 1);
         else h->bytes_recv += nb;
     }
-    timeline_mark("host-reduce", t0, t1);
-    timeline_mark("cross-host-ring", t1, t2);
-    timeline_mark("host-bcast", t2, timer_now());
+    timeline_event("host-reduce", t0, t1);
+    timeline_event("cross-host-ring", t1, t2);
+    timeline_event("host-bcast", t2, timer_now());
 }

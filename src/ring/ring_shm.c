@@ -63,7 +63,7 @@
 #include "common/mpi_check.h"
 #include "common/check.h"
 #include "common/timer.h"
-#include "common/timeline_hook.h"
+#include "common/timeline.h"
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -265,8 +265,8 @@ int ring_shm_allreduce(ring_t *r, float *buf, size_t count, float scale) {
     const double t2 = timer_now();
     atomic_store_explicit(&me->c, base + 2, memory_order_release);
     wait_all(r, base + 2, 0);
-    timeline_mark("shm-entry", t0, t1);
-    timeline_mark("reduce+store", t1, t2);
-    timeline_mark("shm-exit", t2, timer_now());
+    timeline_event("shm-entry", t0, t1);
+    timeline_event("reduce+store", t1, t2);
+    timeline_event("shm-exit", t2, timer_now());
     return 1;
 }

@@ -6,7 +6,6 @@
 #include "model/mlp_cuda.h"
 #include "common/check.h"
 #include "common/timer.h"
-#include "common/timeline_hook.h"
 #include <stdlib.h>
 
 

@@ -1,10 +1,10 @@
 # src/train: the shared training loop and psring-train
 noinst_LIBRARIES += src/train/libtrain.a
 src_train_libtrain_a_SOURCES = src/train/options.c src/train/metrics.c src/train/checkpoint.c \
-  src/train/exchange_local.c src/train/timeline.c
+  src/train/exchange_local.c
 src_train_libtrain_a_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 noinst_HEADERS += src/train/options.h src/train/exchange.h src/train/checkpoint.h src/train/metrics.h \
-  src/train/timeline.h src/train/exchange_create.h
+  src/train/exchange_create.h
 
 bin_PROGRAMS += psring-train
 # exchange_create.c (the topology factory) sits in the program, not the library: it references every

@@ -25,7 +25,7 @@
 #include "train/exchange_create.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"
-#include "train/timeline.h"
+#include "common/timeline.h"
 #include "train/model_ops.h"
 
 /* exchange.h's report() into the CSV row */

@@ -10,7 +10,7 @@
  * {"traceEvents":[...]} and deletes the parts. The token is the MPI job's namespace from the
  * environment Open MPI/PMIx give every rank; without one (a local run) any part is accepted. */
 #include "timeline.h"
-#include "common/timer.h"
+#include "timer.h"
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,6 +8,9 @@
  *   timeline_finish(merge);   // every process writes PATH.part<rank>; the merger (worker 0) waits
  *                             // for all parts, writes PATH, deletes the parts
  *
+ * It sits in src/common so that every layer (the trainer, the exchanges, the ring, the PS) records
+ * into the same recorder directly; a program that never calls timeline_init (a benchmark, a unit
+ * test) records nothing.
  * Cheap and safe when off (timeline_event returns at once) and from several threads (a lock-free
  * append into a buffer allocated at init; events past the cap are counted, not recorded).
  * Timestamps come from CLOCK_MONOTONIC, which all processes on one host share; across hosts the
