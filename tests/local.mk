@@ -18,7 +18,7 @@ tests_test_timeline_SOURCES = tests/test_timeline.c
 tests_test_timeline_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_timeline_LDADD = src/common/libcommon.a $(CHECK_LIBS) -lpthread -lm
 TESTS += tests/test_timeline
-# the layering of src/: ring and ps see only train/exchange.h, not each other (grep of #includes)
+# the layering of src/: common <- exchange <- ring, ps <- train, ring and ps not each other (#includes, nm)
 TESTS += tests/src_layers.sh
 EXTRA_DIST += tests/src_layers.sh
 # each exchange's own CSV columns (exchange.h report), for local, ring and ps

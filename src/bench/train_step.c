@@ -2,7 +2,7 @@
  * Not an imitation of a step's memory traffic or a busy loop: the trainer's own step, so the
  * caches, the cores' frequency and the other processes meet the exchange as they do in training. */
 #include "train_step.h"
-#include "train/exchange_create.h"
+#include "exchange/exchange_local.h"
 #include "train/options.h"
 #include "common/check.h"
 #include "common/rng.h"

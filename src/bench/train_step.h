@@ -6,9 +6,9 @@
  * 0..classes-1), and leaves the gradient in the model's gradient buffer, from the caller's
  * allocator (e.g. ring_buffer_alloc, as the trainer's ring does). With the optimizer on (a ring
  * worker: every worker applies the averaged gradient itself), each step starts with the
- * trainer's one-worker exchange step (exchange_local.c: psring-train's default optimizer and
- * learning rate, the gradient cleared in the optimizer's pass); a PS worker's step has no
- * optimizer (its servers run it), only the clearing. It does not exchange, read MNIST or time
+ * trainer's one-worker exchange step (src/exchange/exchange_local.c: psring-train's default
+ * optimizer and learning rate, the gradient cleared in the optimizer's pass); a PS worker's step
+ * has no optimizer (its servers run it), only the clearing. It does not exchange, read MNIST or time
  * anything. */
 #ifndef PSRING_TRAIN_STEP_H
 #define PSRING_TRAIN_STEP_H
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include "model/mlp.h"
 #include "model/optim.h"
-#include "train/exchange.h"
+#include "exchange/exchange.h"
 #include "train/model_ops.h"
 
 typedef struct {

@@ -23,7 +23,8 @@ bin_PROGRAMS += psring-bench-ps
 psring_bench_ps_SOURCES = src/bench/ps.c src/bench/bench_driver.c src/bench/train_step.c src/train/model_ops.c
 noinst_HEADERS += src/bench/train_step.h src/bench/bench_driver.h
 psring_bench_ps_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS)
-psring_bench_ps_LDADD = $(PSRING_CUDA_FIRST) src/ps/libps.a src/train/libtrain.a src/model/libmodel.a src/data/libdata.a \
+psring_bench_ps_LDADD = $(PSRING_CUDA_FIRST) src/train/libtrain.a src/ps/libps.a src/exchange/libexchange.a \
+  src/model/libmodel.a src/data/libdata.a \
   src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm $(PSRING_CUDA_LAST)
 TESTS += tests/ps_bench.sh
 EXTRA_DIST += tests/ps_bench.sh

@@ -190,20 +190,8 @@ static void ps_report(exchange_t *ex, exchange_report_t *r) {
     exchange_report_set(r, "fp16", "%d", p->fp16);
 }
 
-/* the exchange ops (exchange.h): every topology fills this same table, hence the same shape */
-static const exchange_ops_t ps_ops = {
-    .name = "ps",
-    .sync_params = ps_sync_params,
-    .grad_ready = NULL,
-    .step = ps_step,
-    .average = ps_average,
-    .serve = ps_serve,
-    .state_get = ps_state_get,
-    .state_set = ps_state_set,
-    .finish = ps_finish,
-    .free = ps_free,
-    .report = ps_report,
-};
+/* the exchange ops (exchange.h); no grad_ready: a push is one whole-gradient round */
+static const exchange_ops_t ps_ops = { .name = "ps", EXCHANGE_OPS_REQUIRED(ps), .report = ps_report };
 
 /* PSRING_PS_ENDPOINT_FILE=F: server s writes the endpoint it bound to F.s (atomically: temp file,
  * rename), for tools that talk to a running server (tests/ps_hostile.sh, monitoring). */

@@ -5,7 +5,7 @@
 #define PSRING_PS_EXCHANGE_H
 #include <stddef.h>
 #include "ps/ps_config.h"
-#include "train/exchange.h"
+#include "exchange/exchange.h"
 
 exchange_t *exchange_ps_create(const ps_config_t *c, size_t count);
 

@@ -17,11 +17,12 @@ tests_test_ring_LDADD = src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) -l
 
 # the allreduce benchmark lives in src/bench but is built from here: it is the ring's program
 bin_PROGRAMS += psring-bench-allreduce
-# (--compute runs the trainer's step: train_step.c with the trainer's model_ops.c, libtrain's local exchange)
+# (--compute runs the trainer's step: train_step.c with the trainer's model_ops.c, the local exchange)
 psring_bench_allreduce_SOURCES = src/bench/allreduce.c src/bench/bench_driver.c src/bench/train_step.c src/train/model_ops.c
 psring_bench_allreduce_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-psring_bench_allreduce_LDADD = $(PSRING_CUDA_FIRST) src/ring/libring.a src/train/libtrain.a src/model/libmodel.a \
-  src/data/libdata.a src/common/libcommon.a $(MPI_LIBS) $(BLAS_LIBS) -lpthread -lm $(PSRING_CUDA_LAST)
+psring_bench_allreduce_LDADD = $(PSRING_CUDA_FIRST) src/train/libtrain.a src/ring/libring.a src/exchange/libexchange.a \
+  src/model/libmodel.a src/data/libdata.a src/common/libcommon.a $(MPI_LIBS) $(BLAS_LIBS) -lpthread -lm \
+  $(PSRING_CUDA_LAST)
 EXTRA_DIST += src/bench/allreduce_cuda.c
 noinst_HEADERS += src/bench/allreduce_cuda.h
 # --device cuda where it cannot run (every build: a hidden GPU, or no CUDA at all)
@@ -49,7 +50,7 @@ src/ring/ring_cuda_kernels.o: $(top_srcdir)/src/ring/ring_cuda_kernels.cu $(top_
 	@$(MKDIR_P) src/ring
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) $(MPI_CFLAGS) -c $(top_srcdir)/src/ring/ring_cuda_kernels.cu -o $@
 CLEANFILES += src/ring/ring_cuda_kernels.o
-PSRING_CUDA_FIRST = src/ring/libring_cuda.a src/model/libmodel_cuda.a
+PSRING_CUDA_FIRST = src/ring/libring_cuda.a src/exchange/libexchange_cuda.a src/model/libmodel_cuda.a
 PSRING_CUDA_LAST = $(CUDA_LIBS) -ldl
 
 check_PROGRAMS += tests/test_ring_cuda

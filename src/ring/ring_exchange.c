@@ -133,7 +133,7 @@ static void stall_check(exchange_t *ex) {
 }
 
 /* ---- exchange ops ---- */
-static int ring_sync_params(exchange_t *ex, float *params, size_t count) {
+static int ringex_sync_params(exchange_t *ex, float *params, size_t count) {
     ringex_t *x = ex->impl;
     x->params_seen = params;
     for (size_t done = 0; done < count;) {
@@ -149,7 +149,7 @@ static int ring_sync_params(exchange_t *ex, float *params, size_t count) {
     return 0;
 }
 
-static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, float lr) {
+static int ringex_step(exchange_t *ex, float *params, float *grads, size_t count, float lr) {
     ringex_t *x = ex->impl;
     if (count != x->count) {
         fprintf(stderr, "psring: ring exchange: step() with %zu parameters, created for %zu\n", count, x->count);
@@ -189,7 +189,7 @@ static int ring_step(exchange_t *ex, float *params, float *grads, size_t count, 
     return 0;
 }
 
-static int ring_average(exchange_t *ex, double *vals, int n) {
+static int ringex_average(exchange_t *ex, double *vals, int n) {
     ringex_t *x = ex->impl;
     if (n <= 0) return 0;
     mpiCheck(MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_SUM, x->comm));
@@ -197,12 +197,12 @@ static int ring_average(exchange_t *ex, double *vals, int n) {
     return 0;
 }
 
-static int ring_serve(exchange_t *ex) {
+static int ringex_serve(exchange_t *ex) {
     fprintf(stderr, "psring: ring exchange has no servers; serve() called on rank %d\n", ex->process_rank);
     return -1;
 }
 
-static int ring_state_get(exchange_t *ex, float *params, float *state, size_t count) {
+static int ringex_state_get(exchange_t *ex, float *params, float *state, size_t count) {
     ringex_t *x = ex->impl;
     if (count != x->count) {
         fprintf(stderr, "psring: ring exchange: state_get for %zu parameters, created for %zu\n", count, x->count);
@@ -217,7 +217,7 @@ static int ring_state_get(exchange_t *ex, float *params, float *state, size_t co
 /* Restore from a checkpoint. The trainer calls this on worker 0 only (the one that read the
  * file) and then sync_params on every worker, which broadcasts params and this state: so nothing
  * collective here. params already are the trainer's (it loaded them into its own buffer). */
-static int ring_state_set(exchange_t *ex, const float *params, const float *state, size_t count) {
+static int ringex_state_set(exchange_t *ex, const float *params, const float *state, size_t count) {
     ringex_t *x = ex->impl;
     if (count != x->count) {
         fprintf(stderr, "psring: ring exchange: state_set for %zu parameters, created for %zu\n", count, x->count);
@@ -227,7 +227,7 @@ static int ring_state_set(exchange_t *ex, const float *params, const float *stat
     return 0;
 }
 
-static int ring_finish(exchange_t *ex, float *params, size_t count) {
+static int ringex_finish(exchange_t *ex, float *params, size_t count) {
     return 0;   /* nothing remote: every worker already holds the final parameters */
 }
 
@@ -258,7 +258,7 @@ static void ring_grads_free(exchange_t *ex, float *grads) {
     ring_buffer_free(&x->ring, grads);   /* heap memory (not one of its windows) is free()d */
 }
 
-static void ring_free_ex(exchange_t *ex) {
+static void ringex_free(exchange_t *ex) {
     ringex_t *x = ex->impl;
     ring_overlap_stop(&x->ov);
     ring_autotune_end(&x->tune);
@@ -281,21 +281,11 @@ static void ring_free_ex(exchange_t *ex) {
     free(ex);
 }
 
-/* the exchange ops (exchange.h): every topology fills this same table, hence the same shape */
+/* the exchange ops (exchange.h): the required ones (ringex_*: ring_free is the ring's own), and
+ * --overlap's grad_ready, the shared-window gradients and the ring's CSV columns */
 static const exchange_ops_t ring_ops = {
-    .name = "ring",
-    .sync_params = ring_sync_params,
-    .grad_ready = ring_overlap_grad_ready,
-    .step = ring_step,
-    .average = ring_average,
-    .serve = ring_serve,
-    .state_get = ring_state_get,
-    .state_set = ring_state_set,
-    .finish = ring_finish,
-    .free = ring_free_ex,
-    .grads_alloc = ring_grads_alloc,
-    .grads_free = ring_grads_free,
-    .report = ring_report,
+    .name = "ring", EXCHANGE_OPS_REQUIRED(ringex), .grad_ready = ring_overlap_grad_ready,
+    .grads_alloc = ring_grads_alloc, .grads_free = ring_grads_free, .report = ring_report,
 };
 
 exchange_t *exchange_ring_create(const ring_config_t *c, size_t count) {

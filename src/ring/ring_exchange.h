@@ -5,7 +5,7 @@
 #define PSRING_RING_EXCHANGE_H
 #include <stddef.h>
 #include "ring/ring_config.h"
-#include "train/exchange.h"
+#include "exchange/exchange.h"
 
 /* every process a worker; the optimizer runs on every worker on the allreduced gradient */
 exchange_t *exchange_ring_create(const ring_config_t *c, size_t count);

@@ -3,6 +3,7 @@
  * options_t; the loop in train.c goes through ex->ops and never learns which one it got. */
 #include "config.h"
 #include "exchange_create.h"
+#include "exchange/exchange_local.h"
 #include "ring/ring_exchange.h"
 #include "ps/ps_exchange.h"
 #include <stdio.h>

@@ -4,17 +4,12 @@
 #ifndef PSRING_EXCHANGE_CREATE_H
 #define PSRING_EXCHANGE_CREATE_H
 #include <stddef.h>
-#include "train/exchange.h"
+#include "exchange/exchange.h"
 #include "train/options.h"
 
 /* Builds the exchange for o->topology (starting MPI where the topology needs it), for a model
  * of count parameters. Returns NULL after printing why. */
 exchange_t *exchange_create(const options_t *o, size_t count);
-
-/* the local topology (src/train: one process, no peers), on the CPU and, in --with-cuda builds,
- * on the GPU of local rank 0 */
-exchange_t *exchange_local_create(const optim_config_t *optim, size_t count);
-exchange_t *exchange_local_cuda_create(const optim_config_t *optim, size_t count);
 
 /* each topology's configuration as the command line asks for it */
 ring_config_t exchange_ring_config(const options_t *o);

@@ -1,29 +1,22 @@
 # src/train: the shared training loop and psring-train
 noinst_LIBRARIES += src/train/libtrain.a
-src_train_libtrain_a_SOURCES = src/train/options.c src/train/metrics.c src/train/checkpoint.c \
-  src/train/exchange_local.c
+src_train_libtrain_a_SOURCES = src/train/options.c src/train/metrics.c src/train/checkpoint.c
 src_train_libtrain_a_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
-noinst_HEADERS += src/train/options.h src/train/exchange.h src/train/checkpoint.h src/train/metrics.h \
-  src/train/exchange_create.h
+noinst_HEADERS += src/train/options.h src/train/checkpoint.h src/train/metrics.h src/train/exchange_create.h
 
 bin_PROGRAMS += psring-train
-# exchange_create.c (the topology factory) sits in the program, not the library: it references every
-# topology library, which in turn uses libtrain, and static libraries link in one pass.
+# exchange_create.c (the topology factory) sits in the program: it is the one place that names
+# every topology, and the trainer's library stays free of them.
 psring_train_SOURCES = src/train/train.c src/train/exchange_create.c src/train/model_ops.c
 psring_train_CFLAGS = $(AM_CFLAGS)
-# topology libraries first: they depend on train/model/data/common; the GPU libraries (empty
-# without CUDA, see src/ring/local.mk) before them, CUDA's own after everything
-psring_train_LDADD = $(PSRING_CUDA_FIRST) $(TOPOLOGY_LIBS) src/train/libtrain.a src/model/libmodel.a \
-  src/data/libdata.a src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm \
-  $(PSRING_CUDA_LAST)
+# in layer order, the trainer's first: train, the topologies, exchange, model, data, common; the
+# GPU libraries (empty without CUDA, see src/ring/local.mk) before them, CUDA's own after everything
+psring_train_LDADD = $(PSRING_CUDA_FIRST) $(PSRING_LIBS) $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) \
+  -lpthread -lm $(PSRING_CUDA_LAST)
 noinst_HEADERS += src/train/model_ops.h
-if HAVE_CUDA
-psring_train_SOURCES += src/train/exchange_local_cuda.c
-endif
-EXTRA_DIST += src/train/exchange_local_cuda.c
 # every library a psring binary links, in link order (for tests and benchmarks too)
-PSRING_LIBS = $(TOPOLOGY_LIBS) src/train/libtrain.a src/model/libmodel.a src/data/libdata.a \
-  src/common/libcommon.a
+PSRING_LIBS = src/train/libtrain.a $(TOPOLOGY_LIBS) src/exchange/libexchange.a src/model/libmodel.a \
+  src/data/libdata.a src/common/libcommon.a
 PSRING_EXTERNAL_LIBS = $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
 # --device: everywhere (refusals), and the GPU-vs-CPU training comparison (SKIP without a GPU)
 TESTS += tests/train_device.sh

@@ -8,7 +8,7 @@
 #include "model/mlp.h"
 #include "data/idx.h"
 #include "train/options.h"
-#include "train/exchange.h"
+#include "exchange/exchange.h"
 
 typedef struct {
     mlp_t *m;           /* the host model: the CPU path's, or the GPU's host mirror */

@@ -4,14 +4,16 @@
  * it to an exchange, which turns it into the next parameters. Each topology lives in its own
  * folder and fills an exchange_t:
  *
- *   local  (src/train/exchange_local.c)  one process: optimizer on the gradient as is
- *   ring   (src/ring/ring_exchange.c)    allreduce-average the gradient, optimizer on every worker
- *   ps     (src/ps/ps_exchange.c)        push gradient shards to the servers, which run the
- *                                        optimizer on their key range; pull the new parameters
+ *   local  (src/exchange/exchange_local.c)  one process: optimizer on the gradient as is
+ *   ring   (src/ring/ring_exchange.c)       allreduce-average the gradient, optimizer on every
+ *                                           worker
+ *   ps     (src/ps/ps_exchange.c)           push gradient shards to the servers, which run the
+ *                                           optimizer on their key range; pull the new parameters
  *
- * This header is the whole of what src/ring and src/ps see of the trainer: each topology takes
- * its own configuration (ring_config.h, ps_config.h), which src/train/exchange_create.c builds
- * from the command line, so no topology reads the trainer's options.
+ * src/exchange sits below both topologies and the trainer (src/common <- src/exchange <- src/ring,
+ * src/ps <- src/train): the topologies implement this interface without seeing the trainer, and
+ * each takes its own configuration (ring_config.h, ps_config.h), which src/train/exchange_create.c
+ * builds from the command line, so no topology reads the trainer's options.
  *
  * Counts are in elements (floats), never bytes. The optimizer state (momentum) belongs to the
  * exchange because in the PS it lives on the servers. All functions return 0 on success; on a
@@ -120,6 +122,16 @@ struct exchange {
     void *device_impl;     /* --device cuda: the state behind step_device (device optimizer state,
                             * the GPU ring), NULL on the CPU */
 };
+
+/* The ops every exchange implements, named after its own prefix (PREFIX_sync_params, PREFIX_step,
+ * ... PREFIX_free): the table's common part, written here once. An exchange's table is
+ *     static const exchange_ops_t ps_ops = {
+ *         .name = "ps", EXCHANGE_OPS_REQUIRED(ps), .report = ps_report };
+ * with its optional ops (grad_ready, grads_alloc/grads_free, report, step_device) added by name. */
+#define EXCHANGE_OPS_REQUIRED(prefix) \
+    .sync_params = prefix##_sync_params, .step = prefix##_step, .average = prefix##_average, \
+    .serve = prefix##_serve, .state_get = prefix##_state_get, .state_set = prefix##_state_set, \
+    .finish = prefix##_finish, .free = prefix##_free
 
 /* ops->free, which every exchange has */
 static inline void exchange_free(exchange_t *ex) {

@@ -1,8 +1,8 @@
 /* exchange_local.c: the one-process "topology": the gradient is already the global mean, so a
  * step is just the optimizer. It is the reference the ring and PS are tested against. */
-#include "exchange_create.h"
-#include "../common/check.h"
-#include "../common/timer.h"
+#include "exchange_local.h"
+#include "common/check.h"
+#include "common/timer.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,19 +45,8 @@ static void local_free(exchange_t *ex) {
     free(ex);
 }
 
-/* the exchange ops (exchange.h): every topology fills this same table, hence the same shape */
-static const exchange_ops_t local_ops = {
-    .name = "local",
-    .sync_params = local_sync_params,
-    .grad_ready = NULL,
-    .step = local_step,
-    .average = local_average,
-    .serve = local_serve,
-    .state_get = local_state_get,
-    .state_set = local_state_set,
-    .finish = local_finish,
-    .free = local_free,
-};
+/* the exchange ops (exchange.h): the required ones only, nothing to overlap or report */
+static const exchange_ops_t local_ops = { .name = "local", EXCHANGE_OPS_REQUIRED(local) };
 
 exchange_t *exchange_local_create(const optim_config_t *optim, size_t count) {
     exchange_t *ex = xcalloc(1, sizeof *ex);

@@ -2,7 +2,7 @@
  * step_device added, which runs the optimizer as a GPU kernel on device parameters, gradients and
  * state (the gradient cleared in the same pass, as the CPU path does). Checkpoints copy the state
  * between the device and the host. Not here: LARS on the device (refused with exit 2). */
-#include "exchange_create.h"
+#include "exchange_local.h"
 #include "model/mlp_cuda.h"
 #include "common/check.h"
 #include "common/timer.h"

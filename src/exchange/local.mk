@@ -1,0 +1,14 @@
+# src/exchange: the exchange interface (exchange.h) that the trainer drives and every topology
+# implements, and the local topology (one process). It sits below src/ring and src/ps and above
+# src/model and src/common, so the topologies never include or link the trainer.
+noinst_LIBRARIES += src/exchange/libexchange.a
+src_exchange_libexchange_a_SOURCES = src/exchange/exchange_local.c
+noinst_HEADERS += src/exchange/exchange.h src/exchange/exchange_local.h
+
+# --with-cuda: the local topology's device step, in its own library like the ring's
+# (libexchange_cuda.a, linked through $(PSRING_CUDA_FIRST), see src/ring/local.mk)
+EXTRA_DIST += src/exchange/exchange_local_cuda.c
+if HAVE_CUDA
+noinst_LIBRARIES += src/exchange/libexchange_cuda.a
+src_exchange_libexchange_cuda_a_SOURCES = src/exchange/exchange_local_cuda.c
+endif
