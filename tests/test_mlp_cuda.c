@@ -5,6 +5,7 @@
  * (SKIP) when there is no usable GPU. */
 #include "model/mlp.h"
 #include "model/mlp_cuda.h"
+#include "model/optim_cuda.h"
 #include "model/optim.h"
 #include "data/batch.h"
 #include "common/rng.h"

@@ -8,7 +8,7 @@
 #include "ring/ring_allreduce.h"
 #include "ring/ring_cuda.h"
 #include "common/mpi_check.h"
-#include "model/mlp_cuda.h"
+#include "common/cuda_mem.h"
 #include "common/check.h"
 #include "common/rng.h"
 #include <stdio.h>

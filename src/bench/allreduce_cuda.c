@@ -18,8 +18,8 @@
 #include "ring/ring_allreduce.h"
 #include "ring/ring_cuda.h"
 #include "common/mpi_check.h"
-#include "model/mlp_cuda.h"
-#include "model/cuda_check.h"
+#include "common/cuda_mem.h"
+#include "common/cuda_check.h"
 #include "common/check.h"
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * write), best of REPS; the ratio's target is >= 0.8. Exit 77 without a GPU (so it can
  * run from a test), 2 on bad flags. Not here: MPI (one process, one GPU). */
 #include "ring/ring_cuda.h"
-#include "model/mlp_cuda.h"
+#include "common/cuda_mem.h"
 #include "common/check.h"
 #include "common/parse.h"
 #include <stdio.h>

@@ -12,3 +12,22 @@ src_common_libcommon_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 noinst_HEADERS += src/common/check.h src/common/rng.h src/common/timer.h src/common/mpi_check.h \
   src/common/timeline.h src/common/parse.h src/common/fingerprint.h src/common/stall.h \
   src/common/watchdog.h src/common/half.h
+
+# --with-cuda: what every layer's GPU code shares (cuda_mem.h: device pinning, device buffers,
+# pinned host memory; cuda_check.h; cuda_launch.h), compiled by nvcc into its own library so that
+# CPU-only programs never link CUDA. Programs link it after every other CUDA library
+# ($(PSRING_CUDA_FIRST), see src/ring/local.mk). `--without-cuda` builds none of this.
+EXTRA_DIST += src/common/cuda_mem.cu
+noinst_HEADERS += src/common/cuda_mem.h src/common/cuda_check.h src/common/cuda_launch.h
+NVCC_FLAGS = $(NVCC_ARCH) -O3 -std=c++17 -Xcompiler -fPIC,-Wall -I$(top_srcdir)/src -I$(top_builddir) -D_GNU_SOURCE
+if HAVE_CUDA
+noinst_LIBRARIES += src/common/libcommon_cuda.a
+src_common_libcommon_cuda_a_SOURCES = src/common/cuda_mem.h src/common/cuda_check.h src/common/cuda_launch.h
+src_common_libcommon_cuda_a_LIBADD = src/common/cuda_mem.o
+src_common_libcommon_cuda_a_DEPENDENCIES = src/common/cuda_mem.o
+src/common/cuda_mem.o: $(top_srcdir)/src/common/cuda_mem.cu $(top_srcdir)/src/common/cuda_mem.h \
+    $(top_srcdir)/src/common/cuda_check.h $(top_srcdir)/src/common/cuda_launch.h
+	@$(MKDIR_P) src/common
+	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -c $(top_srcdir)/src/common/cuda_mem.cu -o $@
+CLEANFILES += src/common/cuda_mem.o
+endif

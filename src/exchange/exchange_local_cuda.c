@@ -3,7 +3,8 @@
  * state (the gradient cleared in the same pass, as the CPU path does). Checkpoints copy the state
  * between the device and the host. Not here: LARS on the device (refused with exit 2). */
 #include "exchange_local.h"
-#include "model/mlp_cuda.h"
+#include "common/cuda_mem.h"
+#include "model/optim_cuda.h"
 #include "common/check.h"
 #include "common/timer.h"
 #include <stdlib.h>

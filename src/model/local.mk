@@ -12,28 +12,33 @@ tests_test_model_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(BLAS_CFLAGS)
 tests_test_model_LDADD = src/model/libmodel.a src/common/libcommon.a $(CHECK_LIBS) $(BLAS_LIBS) -lm
 endif
 
-# --with-cuda: the MLP and the optimizer on the GPU (mlp_cuda.h), compiled by nvcc into its own
-# library so that CPU-only programs never link CUDA. `--without-cuda` builds none of this.
-EXTRA_DIST += src/model/mlp_cuda.cu
-noinst_HEADERS += src/model/mlp_cuda.h src/model/cuda_check.h
-NVCC_FLAGS = $(NVCC_ARCH) -O3 -std=c++17 -Xcompiler -fPIC,-Wall -I$(top_srcdir)/src -I$(top_builddir) -D_GNU_SOURCE
+# --with-cuda: the MLP (mlp_cuda.h) and the optimizer (optim_cuda.h) on the GPU, compiled by nvcc
+# into its own library so that CPU-only programs never link CUDA; it uses src/common's
+# libcommon_cuda.a (buffers, checks). `--without-cuda` builds none of this.
+EXTRA_DIST += src/model/mlp_cuda.cu src/model/optim_cuda.cu
+noinst_HEADERS += src/model/mlp_cuda.h src/model/optim_cuda.h
 if HAVE_CUDA
 noinst_LIBRARIES += src/model/libmodel_cuda.a
-src_model_libmodel_cuda_a_SOURCES = src/model/mlp_cuda.h src/model/cuda_check.h
-src_model_libmodel_cuda_a_LIBADD = src/model/mlp_cuda.o
-src_model_libmodel_cuda_a_DEPENDENCIES = src/model/mlp_cuda.o
-src/model/mlp_cuda.o: $(top_srcdir)/src/model/mlp_cuda.cu $(top_srcdir)/src/model/mlp_cuda.h \
-    $(top_srcdir)/src/model/cuda_check.h $(top_srcdir)/src/model/mlp.h $(top_srcdir)/src/model/optim.h
+src_model_libmodel_cuda_a_SOURCES = src/model/mlp_cuda.h src/model/optim_cuda.h
+src_model_libmodel_cuda_a_LIBADD = src/model/mlp_cuda.o src/model/optim_cuda.o
+src_model_libmodel_cuda_a_DEPENDENCIES = src/model/mlp_cuda.o src/model/optim_cuda.o
+MODEL_CUDA_DEPS = $(top_srcdir)/src/common/cuda_mem.h $(top_srcdir)/src/common/cuda_check.h \
+  $(top_srcdir)/src/common/cuda_launch.h $(top_srcdir)/src/model/mlp.h $(top_srcdir)/src/model/optim.h
+src/model/mlp_cuda.o: $(top_srcdir)/src/model/mlp_cuda.cu $(top_srcdir)/src/model/mlp_cuda.h $(MODEL_CUDA_DEPS)
 	@$(MKDIR_P) src/model
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -c $(top_srcdir)/src/model/mlp_cuda.cu -o $@
-CLEANFILES += src/model/mlp_cuda.o
+src/model/optim_cuda.o: $(top_srcdir)/src/model/optim_cuda.cu $(top_srcdir)/src/model/optim_cuda.h $(MODEL_CUDA_DEPS)
+	@$(MKDIR_P) src/model
+	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -c $(top_srcdir)/src/model/optim_cuda.cu -o $@
+CLEANFILES += src/model/mlp_cuda.o src/model/optim_cuda.o
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test_mlp_cuda
 TESTS += tests/test_mlp_cuda
 tests_test_mlp_cuda_SOURCES = tests/test_mlp_cuda.c
 tests_test_mlp_cuda_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(BLAS_CFLAGS)
-tests_test_mlp_cuda_LDADD = src/model/libmodel_cuda.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
+tests_test_mlp_cuda_LDADD = src/model/libmodel_cuda.a src/common/libcommon_cuda.a src/model/libmodel.a src/data/libdata.a \
+  src/common/libcommon.a \
   $(CHECK_LIBS) $(BLAS_LIBS) $(CUDA_LIBS) $(ZLIB_LIBS) -lm
 endif
 endif

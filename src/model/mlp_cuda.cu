@@ -15,152 +15,10 @@
  * the column-major (C, R) matrix, its transpose. So row-major out = inp @ w^T becomes
  * column-major out^T (OUT,B) = w^T^T ... written out per call below. */
 #include "mlp_cuda.h"
-#include "cuda_check.h"
+#include "common/cuda_check.h"
+#include "common/cuda_launch.h"
 #include <math.h>
 #include <string.h>
-
-#define THREADS 256
-
-static unsigned blocks_for(size_t n) {
-    size_t b = (n + THREADS - 1) / THREADS;
-    if (b > 65535u * 4) b = 65535u * 4;     /* grid-stride loops cover the rest */
-    return b ? (unsigned)b : 1u;
-}
-
-/* ---- devices ---- */
-extern "C" int cuda_device_count(char *why, size_t whylen) {
-    int n = 0;   /* left untouched when the call fails (no driver): so 0 */
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        if (why) snprintf(why, whylen, "%s", cudaGetErrorString(e));
-        (void)cudaGetLastError();   /* clear the sticky-less error so later calls start clean */
-        return 0;
-    }
-    if (n == 0 && why) snprintf(why, whylen, "no CUDA device found");
-    return n;
-}
-
-extern "C" int cuda_device_pin(int local_rank, char *why, size_t whylen) {
-    int n = cuda_device_count(why, whylen);
-    if (n <= 0) return -1;
-    int dev = (local_rank < 0 ? 0 : local_rank) % n;
-    cudaError_t e = cudaSetDevice(dev);
-    if (e != cudaSuccess) {
-        if (why) snprintf(why, whylen, "cudaSetDevice(%d): %s", dev, cudaGetErrorString(e));
-        return -1;
-    }
-    return dev;
-}
-
-extern "C" void cuda_device_name(char *name, size_t len) {
-    int dev = 0;
-    cudaCheck(cudaGetDevice(&dev));
-    cudaDeviceProp p;
-    cudaCheck(cudaGetDeviceProperties(&p, dev));
-    snprintf(name, len, "%s", p.name);
-}
-
-/* ---- buffers ---- */
-extern "C" float *cuda_floats_alloc(size_t n) {
-    float *d = NULL;
-    cudaCheck(cudaMalloc((void **)&d, (n ? n : 1) * sizeof(float)));
-    cudaCheck(cudaMemset(d, 0, (n ? n : 1) * sizeof(float)));
-    return d;
-}
-extern "C" void cuda_floats_free(float *d) { if (d) cudaCheck(cudaFree(d)); }
-extern "C" void cuda_to_device(float *d_dst, const float *h_src, size_t n) {
-    if (n) cudaCheck(cudaMemcpy(d_dst, h_src, n * sizeof(float), cudaMemcpyHostToDevice));
-}
-extern "C" void cuda_to_host(float *h_dst, const float *d_src, size_t n) {
-    if (n) cudaCheck(cudaMemcpy(h_dst, d_src, n * sizeof(float), cudaMemcpyDeviceToHost));
-}
-extern "C" void cuda_zero(float *d, size_t n) {
-    if (n) cudaCheck(cudaMemsetAsync(d, 0, n * sizeof(float), 0));
-}
-extern "C" void cuda_sync(void) { cudaCheck(cudaDeviceSynchronize()); }
-extern "C" int cuda_idle(void) {
-    cudaError_t e = cudaStreamQuery(0);
-    if (e == cudaErrorNotReady) return 0;
-    cudaCheck(e);
-    return 1;
-}
-extern "C" void cuda_host_register(void *p, size_t bytes) {
-    if (bytes) cudaCheck(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
-}
-extern "C" void cuda_host_unregister(void *p) { if (p) cudaCheck(cudaHostUnregister(p)); }
-extern "C" void *cuda_host_alloc(size_t bytes) {
-    void *p = NULL;
-    cudaCheck(cudaMallocHost(&p, bytes ? bytes : 1));
-    memset(p, 0, bytes ? bytes : 1);
-    return p;
-}
-extern "C" void cuda_host_free(void *p) { if (p) cudaCheck(cudaFreeHost(p)); }
-
-__global__ void scale_kernel(float *d, float s, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        d[i] *= s;
-}
-extern "C" void cuda_scale(float *d, float s, size_t n) {
-    if (!n) return;
-    scale_kernel<<<blocks_for(n), THREADS>>>(d, s, n);
-    cudaCheck(cudaGetLastError());
-}
-
-/* ---- optimizer: optim.c's loops, one thread per element. __fmul_rn / __fadd_rn keep nvcc from
- * contracting into FMA, so each element rounds exactly as optim.c's (no-FMA) loop does. ---- */
-__global__ void sgd_kernel(float *p, float *g, float *v, size_t n, float mu, float wd, float lr, int clear) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float d = __fadd_rn(g[i], __fmul_rn(wd, p[i]));      /* d = g + wd p */
-        float vi = __fadd_rn(__fmul_rn(mu, v[i]), d);         /* v = mu v + d */
-        v[i] = vi;
-        p[i] = __fsub_rn(p[i], __fmul_rn(lr, vi));            /* p -= lr v */
-        if (clear) g[i] = 0.0f;
-    }
-}
-
-__global__ void adam_kernel(float *p, float *g, float *m, float *v, float *tb, size_t n, float b1, float b2,
-                            float eps, float wd, float step_size, float bc2_sqrt, float tnew, int clear) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float d = __fadd_rn(g[i], __fmul_rn(wd, p[i]));
-        float mi = __fadd_rn(__fmul_rn(b1, m[i]), __fmul_rn(__fsub_rn(1.0f, b1), d));
-        float vi = __fadd_rn(__fmul_rn(b2, v[i]), __fmul_rn(__fmul_rn(__fsub_rn(1.0f, b2), d), d));
-        m[i] = mi;
-        v[i] = vi;
-        float den = __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), bc2_sqrt), eps);
-        p[i] = __fsub_rn(p[i], __fmul_rn(step_size, __fdiv_rn(mi, den)));
-        tb[i] = tnew;
-        if (clear) g[i] = 0.0f;
-    }
-}
-
-extern "C" int optim_cuda_supports(const optim_config_t *c) {
-    return c->kind == OPTIM_SGD || c->kind == OPTIM_ADAM;
-}
-
-extern "C" void optim_cuda_step(const optim_config_t *c, float *d_params, float *d_grads, float *d_state,
-                                size_t count, float lr, long adam_t, int clear_grads) {
-    if (count == 0) return;
-    switch (c->kind) {
-    case OPTIM_SGD:
-        sgd_kernel<<<blocks_for(count), THREADS>>>(d_params, d_grads, d_state, count, c->momentum,
-                                                   c->weight_decay, lr, clear_grads);
-        cudaCheck(cudaGetLastError());
-        return;
-    case OPTIM_ADAM: {
-        /* the bias corrections in double on the host, exactly as optim.c computes them */
-        double t = (double)adam_t + 1.0;
-        float step_size = (float)((double)lr / (1.0 - pow((double)c->beta1, t)));
-        float bc2_sqrt = (float)sqrt(1.0 - pow((double)c->beta2, t));
-        adam_kernel<<<blocks_for(count), THREADS>>>(d_params, d_grads, d_state, d_state + count, d_state + 2 * count,
-                                                    count, c->beta1, c->beta2, c->eps, c->weight_decay, step_size,
-                                                    bc2_sqrt, (float)t, clear_grads);
-        cudaCheck(cudaGetLastError());
-        return;
-    }
-    default:
-        die("optim_cuda_step: optimizer %s is not implemented on the GPU", optim_kind_name(c->kind));
-    }
-}
 
 /* ---- datasets on the device ---- */
 struct cuda_dataset {
@@ -286,7 +144,7 @@ __global__ void softmax_xent_forward_kernel(float *probs, float *rowloss, const 
 
 /* loss = mean of rowloss, summed in double by one block (B is a batch: thousands at most) */
 __global__ void mean_kernel(float *loss, const float *rowloss, int B) {
-    __shared__ double part[THREADS];
+    __shared__ double part[CUDA_THREADS];
     double s = 0.0;
     for (int i = threadIdx.x; i < B; i += blockDim.x) s += (double)rowloss[i];
     part[threadIdx.x] = s;
@@ -409,7 +267,7 @@ extern "C" void mlp_cuda_gather(mlp_cuda_t *m, const cuda_dataset_t *d, const ui
     memcpy(m->h_idx, idx, (size_t)B * sizeof(uint32_t));
     m->idx_pending = 1;
     cudaCheck(cudaMemcpyAsync(m->d_idx, m->h_idx, (size_t)B * sizeof(uint32_t), cudaMemcpyHostToDevice, m->stream));
-    gather_kernel<<<B, THREADS, 0, m->stream>>>(m->x, m->y, d->pixels, d->labels, m->d_idx, B, d->dim);
+    gather_kernel<<<B, CUDA_THREADS, 0, m->stream>>>(m->x, m->y, d->pixels, d->labels, m->d_idx, B, d->dim);
     cudaCheck(cudaGetLastError());
 }
 
@@ -430,7 +288,7 @@ static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels,
     for (int l = 0; l < m->nlayers; l++) {
         int IN = m->sizes[l], OUT = m->sizes[l + 1];
         float *out = m->acts[l + 1];
-        bias_fill_kernel<<<blocks_for((size_t)B * OUT), THREADS, 0, m->stream>>>(out, m->params + m->b_off[l], B, OUT);
+        bias_fill_kernel<<<cuda_blocks_for((size_t)B * OUT), CUDA_THREADS, 0, m->stream>>>(out, m->params + m->b_off[l], B, OUT);
         cudaCheck(cudaGetLastError());
         /* row-major out (B,OUT) += inp (B,IN) @ w^T, w (OUT,IN) row-major.
          * column-major: out^T (OUT,B) += w^T' (OUT,IN) @ inp^T (IN,B), where the row-major w is the
@@ -439,7 +297,7 @@ static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels,
         cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, OUT, B, IN, &one, m->params + m->w_off[l], IN,
                                 in, IN, &one, out, OUT));
         if (l + 1 < m->nlayers) {
-            relu_forward_kernel<<<blocks_for((size_t)B * OUT), THREADS, 0, m->stream>>>(out, (size_t)B * OUT);
+            relu_forward_kernel<<<cuda_blocks_for((size_t)B * OUT), CUDA_THREADS, 0, m->stream>>>(out, (size_t)B * OUT);
             cudaCheck(cudaGetLastError());
         }
         in = out;
@@ -450,10 +308,10 @@ static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels,
  * m->y, and its copy into the pinned h_loss */
 static void loss_enqueue(mlp_cuda_t *m, int B) {
     int C = m->sizes[m->nlayers];
-    softmax_xent_forward_kernel<<<(B + THREADS - 1) / THREADS, THREADS, 0, m->stream>>>(m->probs, m->rowloss,
+    softmax_xent_forward_kernel<<<(B + CUDA_THREADS - 1) / CUDA_THREADS, CUDA_THREADS, 0, m->stream>>>(m->probs, m->rowloss,
                                                                                       m->acts[m->nlayers], m->y, B, C);
     cudaCheck(cudaGetLastError());
-    mean_kernel<<<1, THREADS, 0, m->stream>>>(m->loss, m->rowloss, B);
+    mean_kernel<<<1, CUDA_THREADS, 0, m->stream>>>(m->loss, m->rowloss, B);
     cudaCheck(cudaGetLastError());
     cudaCheck(cudaMemcpyAsync(m->h_loss, m->loss, sizeof(float), cudaMemcpyDeviceToHost, m->stream));
 }
@@ -461,7 +319,7 @@ static void loss_enqueue(mlp_cuda_t *m, int B) {
 /* enqueue how many rows of the logits forward_logits left match m->y, copied into h_correct */
 static void correct_enqueue(mlp_cuda_t *m, int B) {
     cudaCheck(cudaMemsetAsync(m->correct, 0, sizeof(int), m->stream));
-    correct_kernel<<<(B + THREADS - 1) / THREADS, THREADS, 0, m->stream>>>(m->correct, m->acts[m->nlayers], m->y, B,
+    correct_kernel<<<(B + CUDA_THREADS - 1) / CUDA_THREADS, CUDA_THREADS, 0, m->stream>>>(m->correct, m->acts[m->nlayers], m->y, B,
                                                                          m->sizes[m->nlayers]);
     cudaCheck(cudaGetLastError());
     cudaCheck(cudaMemcpyAsync(m->h_correct, m->correct, sizeof(int), cudaMemcpyDeviceToHost, m->stream));
@@ -556,7 +414,7 @@ static void backward_enqueue(mlp_cuda_t *m, int B) {
     const float one = 1.0f, zero = 0.0f;
     int L = m->nlayers, cur = 0, C = m->sizes[L];
     float *dout = m->dbuf[cur];
-    softmax_xent_backward_kernel<<<blocks_for((size_t)B * C), THREADS, 0, m->stream>>>(dout, m->probs, m->y, B, C);
+    softmax_xent_backward_kernel<<<cuda_blocks_for((size_t)B * C), CUDA_THREADS, 0, m->stream>>>(dout, m->probs, m->y, B, C);
     cudaCheck(cudaGetLastError());
     for (int l = L - 1; l >= 0; l--) {
         int IN = m->sizes[l], OUT = m->sizes[l + 1];
@@ -576,7 +434,7 @@ static void backward_enqueue(mlp_cuda_t *m, int B) {
              * both used as they are */
             cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_N, IN, B, OUT, &one, m->params + m->w_off[l], IN,
                                     dout, OUT, &zero, dinp, IN));
-            relu_backward_kernel<<<blocks_for((size_t)B * IN), THREADS, 0, m->stream>>>(dinp, dinp, m->acts[l], (size_t)B * IN);
+            relu_backward_kernel<<<cuda_blocks_for((size_t)B * IN), CUDA_THREADS, 0, m->stream>>>(dinp, dinp, m->acts[l], (size_t)B * IN);
             cudaCheck(cudaGetLastError());
             cur ^= 1;
             dout = dinp;

@@ -1,4 +1,4 @@
-/* mlp_cuda.h: the MLP of mlp.h on a CUDA GPU, and the optimizer of optim.h on device buffers.
+/* mlp_cuda.h: the MLP of mlp.h on a CUDA GPU.
  * The layout is mlp.h's: parameters in one contiguous device buffer (W0 b0 W1 b1 ...), gradients
  * in a second with the same layout, activations on the device too. The model is created FROM an
  * initialised host mlp_t (mlp_init's exact code path), so CPU and GPU runs start from the same
@@ -9,8 +9,9 @@
  * gathered batch and backward replay CUDA graphs, one per batch size (PSRING_CUDA_GRAPHS=0 in the
  * environment, or CUDA_LAUNCH_BLOCKING, launches the same kernels one by one).
  * The API is opaque (no CUDA types), so C code that calls it needs no CUDA headers; it exists
- * only in --with-cuda builds (libmodel_cuda.a). Not here: mixed precision, multi-GPU per
- * process, LARS on the device (its per-matrix norms; the trainer refuses it with --device cuda). */
+ * only in --with-cuda builds (libmodel_cuda.a). Devices, device buffers and pinned host memory
+ * are src/common's (cuda_mem.h); the optimizer on device buffers is optim_cuda.h. Not here: mixed
+ * precision, multi-GPU per process. */
 #ifndef PSRING_MLP_CUDA_H
 #define PSRING_MLP_CUDA_H
 #include <stddef.h>
@@ -19,41 +20,7 @@
 extern "C" {
 #endif
 #include "mlp.h"
-#include "optim.h"
-
-/* ---- devices ---- */
-/* Usable GPUs; 0 when there is none or no driver (cudaGetDeviceCount's error is then put in
- * why, e.g. "CUDA driver version is insufficient for CUDA runtime version"). why may be NULL. */
-int cuda_device_count(char *why, size_t whylen);
-/* Horovod's pinning: this process uses GPU local_rank % count. Returns the device, or -1 with
- * why set when there is no usable GPU. */
-int cuda_device_pin(int local_rank, char *why, size_t whylen);
-/* "NVIDIA H100 80GB HBM3" of the current device */
-void cuda_device_name(char *name, size_t len);
-
-/* ---- device buffers (floats), for exchanges written in C ---- */
-float *cuda_floats_alloc(size_t n);                 /* zeroed */
-void cuda_floats_free(float *d);
-void cuda_to_device(float *d_dst, const float *h_src, size_t n);
-void cuda_to_host(float *h_dst, const float *d_src, size_t n);
-void cuda_zero(float *d, size_t n);
-void cuda_scale(float *d, float s, size_t n);        /* d *= s */
-void cuda_sync(void);                                /* cudaDeviceSynchronize, checked */
-int cuda_idle(void);                                 /* 1 when the default stream has no work left */
-/* page-lock host memory the GPU copies to/from (cudaHostRegister), and undo it */
-void cuda_host_register(void *p, size_t bytes);
-void cuda_host_unregister(void *p);
-void *cuda_host_alloc(size_t bytes);                 /* pinned, zeroed */
-void cuda_host_free(void *p);
-
-/* ---- the optimizer (optim.h's formulas) on device buffers ----
- * SGD-momentum and Adam; state as optim_state_per_param blocks. Adam's step count t is the
- * caller's (adam_t: steps taken so far; the kernel writes t+1 into the state's t block like
- * optim.c). clear_grads: grads set to 0 in the same pass. Dies on LARS (see above). */
-void optim_cuda_step(const optim_config_t *c, float *d_params, float *d_grads, float *d_state,
-                     size_t count, float lr, long adam_t, int clear_grads);
-/* 1 when optim_cuda_step implements c->kind */
-int optim_cuda_supports(const optim_config_t *c);
+#include "common/cuda_mem.h"   /* the buffers and pinned memory it is used with */
 
 /* ---- a dataset on the device ----
  * The raw pixels (count x dim bytes) and labels of a dataset, uploaded once, so that a batch is

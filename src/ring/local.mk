@@ -46,18 +46,19 @@ src_ring_libring_cuda_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(CUDA_CFLAGS)
 src_ring_libring_cuda_a_LIBADD = src/ring/ring_cuda_kernels.o
 src_ring_libring_cuda_a_DEPENDENCIES = src/ring/ring_cuda_kernels.o
 src/ring/ring_cuda_kernels.o: $(top_srcdir)/src/ring/ring_cuda_kernels.cu $(top_srcdir)/src/ring/ring_cuda.h \
-    $(top_srcdir)/src/model/cuda_check.h
+    $(top_srcdir)/src/common/cuda_check.h
 	@$(MKDIR_P) src/ring
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) $(MPI_CFLAGS) -c $(top_srcdir)/src/ring/ring_cuda_kernels.cu -o $@
 CLEANFILES += src/ring/ring_cuda_kernels.o
-PSRING_CUDA_FIRST = src/ring/libring_cuda.a src/exchange/libexchange_cuda.a src/model/libmodel_cuda.a
+PSRING_CUDA_FIRST = src/ring/libring_cuda.a src/exchange/libexchange_cuda.a src/model/libmodel_cuda.a \
+  src/common/libcommon_cuda.a
 PSRING_CUDA_LAST = $(CUDA_LIBS) -ldl
 
 check_PROGRAMS += tests/test_ring_cuda
 tests_test_ring_cuda_SOURCES = tests/test_ring_cuda.c
 tests_test_ring_cuda_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_test_ring_cuda_LDADD = src/ring/libring_cuda.a src/model/libmodel_cuda.a src/ring/libring.a \
-  src/model/libmodel.a src/common/libcommon.a $(MPI_LIBS) $(CUDA_LIBS) -ldl -lpthread -lm
+tests_test_ring_cuda_LDADD = src/ring/libring_cuda.a src/common/libcommon_cuda.a src/ring/libring.a \
+  src/common/libcommon.a $(MPI_LIBS) $(CUDA_LIBS) -ldl -lpthread -lm
 TESTS += tests/ring_cuda.sh
 
 # psring-bench-allreduce --device cuda: device buffers, ring / mpi / nccl (allreduce_cuda.c)
@@ -70,8 +71,8 @@ TESTS += tests/bench_cuda.sh
 bin_PROGRAMS += psring-bench-reduce-kernel
 psring_bench_reduce_kernel_SOURCES = src/bench/reduce_kernel.c
 psring_bench_reduce_kernel_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-psring_bench_reduce_kernel_LDADD = src/ring/libring_cuda.a src/model/libmodel_cuda.a src/model/libmodel.a \
-  src/common/libcommon.a $(BLAS_LIBS) $(CUDA_LIBS) -lm
+psring_bench_reduce_kernel_LDADD = src/ring/libring_cuda.a src/common/libcommon_cuda.a src/common/libcommon.a \
+  $(CUDA_LIBS) -lm
 else
 PSRING_CUDA_FIRST =
 PSRING_CUDA_LAST =

@@ -22,7 +22,7 @@
 #include "ring_cuda.h"
 #include "ring_allreduce.h"
 #include "common/mpi_check.h"
-#include "model/cuda_check.h"
+#include "common/cuda_check.h"
 #include "common/check.h"
 #include <dlfcn.h>
 #include <unistd.h>

@@ -3,7 +3,7 @@
  * chunks are, except odd segment offsets), else over floats: memory-bound either way, so the
  * only goal is full-width loads. Not here: other operations or types. */
 #include "ring_cuda.h"
-#include "model/cuda_check.h"
+#include "common/cuda_check.h"
 
 #define THREADS 256
 

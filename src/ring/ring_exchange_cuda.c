@@ -8,7 +8,8 @@
  * LARS on the device (refused here; the PS runs it on its servers). */
 #include "ring_cuda.h"
 #include "common/mpi_check.h"
-#include "model/mlp_cuda.h"
+#include "common/cuda_mem.h"
+#include "model/optim_cuda.h"
 #include "ring_exchange.h"
 #include "common/check.h"
 #include "common/timer.h"

@@ -1,6 +1,7 @@
 /* cuda_check.h: cudaCheck / cublasCheck for the GPU path (llm.c style): a failing CUDA or cuBLAS
- * call dies with its file:line, the call's text and the library's own message. Only CUDA-built
- * sources include it (it needs the CUDA headers); C callers see the opaque APIs of mlp_cuda.h. */
+ * call dies with its file:line, the call's text and the library's own message. One copy for every
+ * layer's GPU code (the buffers of cuda_mem.h, the model, the ring). Only sources built against
+ * the CUDA headers include it; other C callers see the opaque APIs (cuda_mem.h, mlp_cuda.h). */
 #ifndef PSRING_CUDA_CHECK_H
 #define PSRING_CUDA_CHECK_H
 #include <cuda_runtime.h>
