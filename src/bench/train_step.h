@@ -8,8 +8,8 @@
  * worker: every worker applies the averaged gradient itself), each step starts with the
  * trainer's one-worker exchange step (src/exchange/exchange_local.c: psring-train's default
  * optimizer and learning rate, the gradient cleared in the optimizer's pass); a PS worker's step
- * has no optimizer (its servers run it), only the clearing. It does not exchange, read MNIST or time
- * anything. */
+ * has no optimizer (its servers run it), only the clearing. It does not exchange, read MNIST or
+ * time anything. */
 #ifndef PSRING_TRAIN_STEP_H
 #define PSRING_TRAIN_STEP_H
 #include <stddef.h>
