@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 #include <zmq.h>
+#include "shim_env.h"
 
 static long delay_ns = -1;          /* -1: not read yet; 0: off */
 static __thread int in_multipart;   /* this thread's last ZeroMQ frame had ZMQ_SNDMORE */
@@ -35,16 +36,7 @@ static void *next_symbol(const char *name) {
 }
 
 static long delay(void) {
-    if (delay_ns < 0) {
-        const char *s = getenv("PSRING_INJECT_LATENCY_US");
-        char *end;
-        long us = s ? strtol(s, &end, 10) : 0;
-        if (s && (*end || us < 0 || us > 10000000)) {
-            fprintf(stderr, "libpsring-inject: PSRING_INJECT_LATENCY_US must be microseconds in 0..10000000: got '%s'\n", s);
-            exit(2);
-        }
-        delay_ns = us * 1000;
-    }
+    if (delay_ns < 0) delay_ns = shim_env_us("libpsring-inject", "PSRING_INJECT_LATENCY_US", 0, 10000000) * 1000;
     return delay_ns;
 }
 

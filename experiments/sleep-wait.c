@@ -29,21 +29,13 @@
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include "shim_env.h"
 
 static long sleep_ns = -1;           /* -1: not read yet */
 static __thread int slack_set;
 
 static long nap_ns(void) {
-    if (sleep_ns < 0) {
-        const char *s = getenv("PSRING_SLEEP_WAIT_US");
-        char *end;
-        long us = s ? strtol(s, &end, 10) : 50;
-        if (s && (*end || us < 0 || us > 100000)) {
-            fprintf(stderr, "libpsring-sleepwait: PSRING_SLEEP_WAIT_US must be microseconds in 0..100000: got '%s'\n", s);
-            exit(2);
-        }
-        sleep_ns = us * 1000;
-    }
+    if (sleep_ns < 0) sleep_ns = shim_env_us("libpsring-sleepwait", "PSRING_SLEEP_WAIT_US", 50, 100000) * 1000;
     return sleep_ns;
 }
 

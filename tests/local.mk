@@ -33,14 +33,7 @@ EXTRA_DIST += tests/optim_equivalence.sh tests/ring_bytes.sh
 # emulated cluster (experiments/cluster): root and network namespaces, else SKIP
 TESTS += tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh tests/demo_interrupt.sh tests/demo_kill.sh
 EXTRA_DIST += tests/cluster_common.sh tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh tests/demo_interrupt.sh tests/demo_kill.sh
-# psring --inject-latency-us: an LD_PRELOAD shim (experiments/inject-latency.c), built as a
-# "program" named .so so that automake makes a shared object without libtool; installed beside
-# the helpers, where the launcher looks for it
-pkglibexec_PROGRAMS = libpsring-inject.so
-libpsring_inject_so_SOURCES = experiments/inject-latency.c
-libpsring_inject_so_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS) -fPIC
-libpsring_inject_so_LDFLAGS = -shared
-libpsring_inject_so_LDADD = -ldl
+# psring --inject-latency-us (the shim is built in experiments/local.mk)
 TESTS += tests/cluster_latency.sh
 EXTRA_DIST += tests/cluster_latency.sh
 # experiments/pack-runtime: the GPU machine's Open MPI/ZeroMQ/OpenBLAS/Check runtime, packed here
