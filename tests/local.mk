@@ -1,4 +1,6 @@
 # tests: the trainer's own suites (topologies add theirs in their folder's local.mk)
+# tests/unit.h: the Check binaries' shared runner, table-driven suites and temporary-folder fixture
+noinst_HEADERS += tests/unit.h
 check_PROGRAMS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c
 tests_test_train_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)

@@ -2,6 +2,7 @@
  * silent overwrite), loading, and every way a keyfile can be wrong, table-driven. The CURVE
  * handshake itself is tested end to end by tests/ps_auth.sh. Skips (77) without CURVE. */
 #include "ps/auth.h"
+#include "unit.h"
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,21 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
-
-static void setup(void) {
-    strcpy(dir, "/tmp/psring-auth.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-static void teardown(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-static void path_of(char *p, size_t n, const char *name) { snprintf(p, n, "%s/%s", dir, name); }
+static void path_of(char *p, size_t n, const char *name) { snprintf(p, n, "%s/%s", unit_dir, name); }
 
 START_TEST(test_generate_load) {
-    char p[128], err[512];
+    char p[300], err[512];
     path_of(p, sizeof p, "key");
     ck_assert_int_eq(ps_auth_generate(p, 0, err, sizeof err), 0);
     struct stat st;
@@ -54,7 +44,7 @@ static const struct { const char *name, *body; int mode; const char *want; } bad
 };
 
 START_TEST(test_bad_keyfile) {
-    char p[128], err[512];
+    char p[300], err[512];
     path_of(p, sizeof p, bad[_i].name);
     if (bad[_i].body) {
         FILE *f = fopen(p, "w");
@@ -76,7 +66,7 @@ START_TEST(test_bad_keyfile) {
 END_TEST
 
 START_TEST(test_missing_file) {
-    char p[128], err[512];
+    char p[300], err[512];
     path_of(p, sizeof p, "absent");
     ps_auth_keys_t k;
     ck_assert_int_eq(ps_auth_load(p, &k, err, sizeof err), -1);
@@ -88,16 +78,10 @@ END_TEST
 
 int main(void) {
     if (!ps_auth_available()) { fprintf(stderr, "SKIP: libzmq without CURVE\n"); return 77; }
+    const unit_test_t tests[] = {
+        UNIT_TEST(test_generate_load), UNIT_LOOP(test_bad_keyfile, UNIT_LEN(bad)), UNIT_TEST(test_missing_file),
+    };
     Suite *s = suite_create("auth");
-    TCase *tc = tcase_create("keyfile");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_generate_load);
-    tcase_add_loop_test(tc, test_bad_keyfile, 0, (int)(sizeof bad / sizeof bad[0]));
-    tcase_add_test(tc, test_missing_file);
-    suite_add_tcase(s, tc);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? 1 : 0;
+    unit_tmpdir_add(unit_tcase(s, "keyfile", tests, UNIT_LEN(tests)));
+    return unit_run(&s, 1);
 }

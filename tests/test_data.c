@@ -9,6 +9,7 @@
 #include "data/idx.h"
 #include "data/sampler.h"
 #include "mnist_dir.h"
+#include "unit.h"
 #include <check.h>
 #include <errno.h>
 #include <math.h>
@@ -22,7 +23,6 @@
 /* ---------------------------------------------------------------- synthetic IDX files ---- */
 
 enum { N_IMG = 5, ROWS = 3, COLS = 4 };
-static char tmproot[256];
 
 static void put_be32(unsigned char *p, uint32_t v) {
     p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
@@ -113,19 +113,8 @@ static void write_pair(const char *dir, const char *split, const layout_t *L, ch
 }
 
 static void make_case_dir(char *dir, size_t len, const char *name) {
-    snprintf(dir, len, "%s/%s", tmproot, name);
+    snprintf(dir, len, "%s/%s", unit_dir, name);
     ck_assert_msg(mkdir(dir, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", dir, strerror(errno));
-}
-
-static void setup_tmp(void) {
-    snprintf(tmproot, sizeof tmproot, "%s/psring-test-data-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    ck_assert_msg(mkdtemp(tmproot) != NULL, "mkdtemp: %s", strerror(errno));
-}
-
-static void teardown_tmp(void) {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmproot);
-    if (system(cmd) != 0) fprintf(stderr, "test_data: could not remove %s\n", tmproot);
 }
 
 /* written out here rather than calling batch_normalise, so a change there cannot pass unnoticed */
@@ -233,7 +222,7 @@ END_TEST
 START_TEST(test_idx_bad_dir_and_split) {
     char err[512] = "", dir[600], bad[512];
     dataset_t ds;
-    snprintf(dir, sizeof dir, "%s/does-not-exist", tmproot);
+    snprintf(dir, sizeof dir, "%s/does-not-exist", unit_dir);
     ck_assert_int_eq(dataset_load(&ds, dir, "train", 0, err, sizeof err), -1);
     ck_assert_msg(strstr(err, dir) && strstr(err, "No such file or directory"), "%s", err);
 
@@ -415,23 +404,17 @@ START_TEST(test_mnist_real) {
 END_TEST
 
 static Suite *suite_idx(void) {
+    const unit_test_t synthetic[] = {
+        UNIT_LOOP(test_idx_good, UNIT_LEN(good_cases)), UNIT_TEST(test_idx_mixed_and_preference),
+        UNIT_LOOP(test_idx_bad, UNIT_LEN(bad_cases)), UNIT_TEST(test_idx_bad_dir_and_split),
+        UNIT_TEST(test_idx_low_level), UNIT_TEST(test_batch_gather),
+        UNIT_LOOP(test_batch_gather_table, UNIT_LEN(gather_cases)), UNIT_TEST(test_batch_normalise),
+    };
+    const unit_test_t real[] = {UNIT_TEST(test_mnist_real)};
     Suite *s = suite_create("idx");
-    TCase *tc = tcase_create("synthetic");
-    tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
-    tcase_add_loop_test(tc, test_idx_good, 0, (int)(sizeof good_cases / sizeof good_cases[0]));
-    tcase_add_test(tc, test_idx_mixed_and_preference);
-    tcase_add_loop_test(tc, test_idx_bad, 0, (int)(sizeof bad_cases / sizeof bad_cases[0]));
-    tcase_add_test(tc, test_idx_bad_dir_and_split);
-    tcase_add_test(tc, test_idx_low_level);
-    tcase_add_test(tc, test_batch_gather);
-    tcase_add_loop_test(tc, test_batch_gather_table, 0, (int)(sizeof gather_cases / sizeof gather_cases[0]));
-    tcase_add_test(tc, test_batch_normalise);
-    suite_add_tcase(s, tc);
+    unit_tmpdir_add(unit_tcase(s, "synthetic", synthetic, UNIT_LEN(synthetic)));
     if (test_mnist_dir()) {
-        TCase *real = tcase_create("mnist");
-        tcase_set_timeout(real, 120);
-        tcase_add_test(real, test_mnist_real);
-        suite_add_tcase(s, real);
+        tcase_set_timeout(unit_tcase(s, "mnist", real, UNIT_LEN(real)), 120);
     } else {
         fprintf(stderr, "test_data: " TEST_MNIST_MISSING ": real-data test not run\n");
     }
@@ -789,28 +772,18 @@ START_TEST(test_sampler_kinds_deterministic) {
 END_TEST
 
 static Suite *suite_sampler(void) {
-    Suite *s = suite_create("sampler");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_sampler_bad_args);
-    tcase_add_test(tc, test_sampler_perm);
-    tcase_add_test(tc, test_sampler_determinism);
-    tcase_add_test(tc, test_sampler_disjoint_cover);
-    tcase_add_test(tc, test_sampler_padding);
-    tcase_add_test(tc, test_sampler_union_is_big_batch);
-    int nk = (int)(sizeof kind_cases / sizeof *kind_cases);
-    tcase_add_loop_test(tc, test_sampler_shuffle_then_shard, 0, nk);
-    tcase_add_loop_test(tc, test_sampler_shard_then_shuffle, 0, nk);
-    tcase_add_loop_test(tc, test_sampler_split_epochs, 0, nk);
-    tcase_add_test(tc, test_sampler_kinds_deterministic);
-    suite_add_tcase(s, tc);
-    return s;
+    const int nk = UNIT_LEN(kind_cases);
+    const unit_test_t tests[] = {
+        UNIT_TEST(test_sampler_bad_args), UNIT_TEST(test_sampler_perm), UNIT_TEST(test_sampler_determinism),
+        UNIT_TEST(test_sampler_disjoint_cover), UNIT_TEST(test_sampler_padding),
+        UNIT_TEST(test_sampler_union_is_big_batch), UNIT_LOOP(test_sampler_shuffle_then_shard, nk),
+        UNIT_LOOP(test_sampler_shard_then_shuffle, nk), UNIT_LOOP(test_sampler_split_epochs, nk),
+        UNIT_TEST(test_sampler_kinds_deterministic),
+    };
+    return unit_suite("sampler", tests, UNIT_LEN(tests));
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(suite_idx());
-    srunner_add_suite(sr, suite_sampler());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    Suite *suites[] = {suite_idx(), suite_sampler()};
+    return unit_run(suites, UNIT_LEN(suites));
 }

@@ -10,6 +10,7 @@
 #include "data/batch.h"
 #include "common/rng.h"
 #include "common/check.h"
+#include "unit.h"
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -244,19 +245,11 @@ int main(void) {
         printf("SKIP: no usable CUDA device (%s)\n", why);
         return 77;
     }
+    const unit_test_t tests[] = {
+        UNIT_LOOP(test_forward_backward_match, UNIT_LEN(shapes)), UNIT_LOOP(test_optimizer_match, 2),
+        UNIT_TEST(test_forward_unlabelled_syncs), UNIT_TEST(test_gather_matches_host), UNIT_TEST(test_graphs_match_eager),
+    };
     Suite *s = suite_create("mlp_cuda");
-    TCase *tc = tcase_create("vs_cpu");
-    tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, test_forward_backward_match, 0, (int)(sizeof shapes / sizeof shapes[0]));
-    tcase_add_loop_test(tc, test_optimizer_match, 0, 2);
-    tcase_add_test(tc, test_forward_unlabelled_syncs);
-    tcase_add_test(tc, test_gather_matches_host);
-    tcase_add_test(tc, test_graphs_match_eager);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);   /* a forked child cannot use the parent's CUDA context */
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    tcase_set_timeout(unit_tcase(s, "vs_cpu", tests, UNIT_LEN(tests)), 120);
+    return unit_run_fork(CK_NOFORK, &s, 1);   /* a forked child cannot use the parent's CUDA context */
 }

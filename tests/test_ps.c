@@ -17,6 +17,7 @@
 #include "model/optim.h"
 #include "common/rng.h"
 #include "common/half.h"
+#include "unit.h"
 
 /* ---- sharding ---- */
 START_TEST(test_shard_ranges) {
@@ -592,42 +593,32 @@ START_TEST(test_server_rejects_bad_slices) {
 END_TEST
 
 static Suite *suite_ps(void) {
+    const unit_test_t shard[] = {UNIT_TEST(test_shard_ranges)};
+    const unit_test_t wire[] = {UNIT_TEST(test_wire_roundtrip), UNIT_TEST(test_wire_malformed), UNIT_TEST(test_wire_fuzz)};
+    const unit_test_t server[] = {
+        UNIT_TEST(test_server_rejects_malformed), UNIT_LOOP(test_bsp_equals_local, UNIT_LEN(bsp_cases)),
+        UNIT_TEST(test_server_rejects_bad_slices),
+    };
     Suite *s = suite_create("ps");
-    TCase *t = tcase_create("shard");
-    tcase_add_test(t, test_shard_ranges);
-    suite_add_tcase(s, t);
-    t = tcase_create("wire");
-    tcase_add_test(t, test_wire_roundtrip);
-    tcase_add_test(t, test_wire_malformed);
-    tcase_add_test(t, test_wire_fuzz);
-    suite_add_tcase(s, t);
-    t = tcase_create("server");
-    tcase_set_timeout(t, 60);
-    tcase_add_test(t, test_server_rejects_malformed);
-    tcase_add_loop_test(t, test_bsp_equals_local, 0, sizeof bsp_cases / sizeof bsp_cases[0]);
-    tcase_add_test(t, test_server_rejects_bad_slices);
-    suite_add_tcase(s, t);
+    unit_tcase(s, "shard", shard, UNIT_LEN(shard));
+    unit_tcase(s, "wire", wire, UNIT_LEN(wire));
+    tcase_set_timeout(unit_tcase(s, "server", server, UNIT_LEN(server)), 60);
     return s;
 }
 
 /* the binary16 codec lives in src/common, but the PS's f16 payloads are its first user */
 static Suite *suite_half(void) {
+    const unit_test_t half[] = {
+        UNIT_TEST(test_half_known), UNIT_TEST(test_half_every_half), UNIT_TEST(test_half_f16c_vs_portable),
+        UNIT_TEST(test_half_buffers),
+    };
     Suite *s = suite_create("half");
-    TCase *t = tcase_create("half");
-    tcase_set_timeout(t, 60);   /* every NaN float, twice: seconds under the sanitizers */
-    tcase_add_test(t, test_half_known);
-    tcase_add_test(t, test_half_every_half);
-    tcase_add_test(t, test_half_f16c_vs_portable);
-    tcase_add_test(t, test_half_buffers);
-    suite_add_tcase(s, t);
+    /* every NaN float, twice: seconds under the sanitizers */
+    tcase_set_timeout(unit_tcase(s, "half", half, UNIT_LEN(half)), 60);
     return s;
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(suite_ps());
-    srunner_add_suite(sr, suite_half());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    Suite *suites[] = {suite_ps(), suite_half()};
+    return unit_run(suites, UNIT_LEN(suites));
 }

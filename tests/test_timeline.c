@@ -11,18 +11,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "common/timeline.h"
-
-static char dir[256];
-
-static void setup(void) {
-    snprintf(dir, sizeof dir, "/tmp/psring-tl.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-static void teardown(void) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+#include "unit.h"
 
 /* python3 checks the file: valid JSON, and for each pid the set of X-event names */
 static int py_check(const char *path, const char *expr) {
@@ -67,7 +56,7 @@ static void child_part(const char *path, int r, int n) {
 START_TEST(merge_eight_ranks) {
     ck_assert_msg(system("python3 -c 1 2>/dev/null") == 0, "python3 (the JSON parser of this test) is missing");
     char path[300], err[512];
-    snprintf(path, sizeof path, "%s/trace \"quoted\".json", dir);
+    snprintf(path, sizeof path, "%s/trace \"quoted\".json", unit_dir);
     for (int r = 1; r < 8; r++) child_part(path, r, 8);
     ck_assert_int_eq(timeline_init(path, 0, 8, "worker \"0\"", err, sizeof err), 0);
     ck_assert(timeline_enabled());
@@ -85,7 +74,7 @@ START_TEST(merge_eight_ranks) {
     snprintf(q, sizeof q, "%s", path);
     /* the path holds quotes: hand it to python through a symlink with a plain name */
     char link[300];
-    snprintf(link, sizeof link, "%s/plain.json", dir);
+    snprintf(link, sizeof link, "%s/plain.json", unit_dir);
     ck_assert_int_eq(symlink(q, link), 0);
     ck_assert_int_eq(py_check(link, "len(names)==8 and names[0]=={'backward','reduce-scatter'} and "
                                     "all(names[r]=={'forward','allgather'} for r in range(1,8)) and "
@@ -100,7 +89,7 @@ END_TEST
 
 START_TEST(missing_part_names_rank) {
     char path[300], err[512] = "";
-    snprintf(path, sizeof path, "%s/t.json", dir);
+    snprintf(path, sizeof path, "%s/t.json", unit_dir);
     child_part(path, 0, 3);
     child_part(path, 2, 3);
     ck_assert_int_eq(timeline_merge(path, 3, 0.3, err, sizeof err), -1);
@@ -111,7 +100,7 @@ END_TEST
 
 START_TEST(stale_token_not_merged) {
     char path[300], err[512] = "";
-    snprintf(path, sizeof path, "%s/t.json", dir);
+    snprintf(path, sizeof path, "%s/t.json", unit_dir);
     setenv("PMIX_NAMESPACE", "old-job", 1);
     child_part(path, 0, 1);
     setenv("PMIX_NAMESPACE", "new-job", 1);
@@ -142,18 +131,11 @@ START_TEST(unwritable_dir_fails_cleanly) {
 END_TEST
 
 int main(void) {
+    const unit_test_t tests[] = {
+        UNIT_TEST(merge_eight_ranks), UNIT_TEST(missing_part_names_rank), UNIT_TEST(stale_token_not_merged),
+        UNIT_TEST(off_is_noop), UNIT_TEST(unwritable_dir_fails_cleanly),
+    };
     Suite *s = suite_create("timeline");
-    TCase *tc = tcase_create("timeline");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, merge_eight_ranks);
-    tcase_add_test(tc, missing_part_names_rank);
-    tcase_add_test(tc, stale_token_not_merged);
-    tcase_add_test(tc, off_is_noop);
-    tcase_add_test(tc, unwritable_dir_fails_cleanly);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    unit_tmpdir_add(unit_tcase(s, "timeline", tests, UNIT_LEN(tests)));
+    return unit_run(&s, 1);
 }

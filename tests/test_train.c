@@ -13,26 +13,15 @@
 #include "train/metrics.h"
 #include "train/checkpoint.h"
 #include "common/parse.h"
+#include "unit.h"
 #include <limits.h>
 #include <math.h>
 
-static char tmpdir[256];
-
-static void make_tmpdir(void) {
-    strcpy(tmpdir, "/tmp/psring-test-train-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-/* runs options_parse on a space-separated command line; --data is prepended (must exist) */
+/* runs options_parse on a space-separated command line; --data (the test's unit_dir: it must exist)
+ * is prepended */
 static int parse_line(options_t *o, const char *line, char *err, size_t errlen) {
     char buf[1024];
-    snprintf(buf, sizeof buf, "psring-train --data %s %s", tmpdir, line);
+    snprintf(buf, sizeof buf, "psring-train --data %s %s", unit_dir, line);
     char *argv[64];
     int argc = 0;
     for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " ")) argv[argc++] = t;
@@ -71,7 +60,6 @@ static const struct { const char *line; const char *needle; } bad_options[] = {
 };
 
 START_TEST(test_options_bad) {
-    make_tmpdir();
     options_t o;
     char err[512] = "";
     int rc = parse_line(&o, bad_options[_i].line, err, sizeof err);
@@ -79,12 +67,10 @@ START_TEST(test_options_bad) {
     ck_assert_msg(strstr(err, bad_options[_i].needle) != NULL, "'%s': message '%s' does not name '%s'",
                   bad_options[_i].line, err, bad_options[_i].needle);
     ck_assert_msg(strchr(err, '\n') == NULL, "error must be one line: '%s'", err);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(test_options_good) {
-    make_tmpdir();
     options_t o;
     char err[512] = "";
     ck_assert_int_eq(parse_line(&o, "", err, sizeof err), 0);
@@ -103,7 +89,6 @@ START_TEST(test_options_good) {
     ck_assert_float_eq_tol(o.lr, 0.1f, 1e-7f);
     ck_assert_int_eq(o.fp16, 1);
     ck_assert_str_eq(o.transport, "ipc");
-    remove_tmpdir();
 }
 END_TEST
 
@@ -119,13 +104,11 @@ static const struct { const char *line; float lr; } lr_defaults[] = {
 };
 
 START_TEST(test_options_lr_default) {
-    make_tmpdir();
     options_t o;
     char err[512] = "";
     ck_assert_msg(parse_line(&o, lr_defaults[_i].line, err, sizeof err) == 0, "'%s': %s", lr_defaults[_i].line, err);
     ck_assert_msg(o.lr == lr_defaults[_i].lr, "'%s': lr %g, expected %g", lr_defaults[_i].line, o.lr, lr_defaults[_i].lr);
     ck_assert_msg(options_optim_config(&o).lr == lr_defaults[_i].lr, "'%s': the optimizer got another lr", lr_defaults[_i].line);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -139,7 +122,6 @@ START_TEST(test_options_missing_data) {
 END_TEST
 
 START_TEST(test_options_fingerprint) {
-    make_tmpdir();
     options_t a, b;
     char err[512];
     ck_assert_int_eq(parse_line(&a, "--layers 784,128,10 --batch 32", err, sizeof err), 0);
@@ -149,7 +131,6 @@ START_TEST(test_options_fingerprint) {
     ck_assert(options_fingerprint(&a) != options_fingerprint(&b));
     ck_assert_int_eq(parse_line(&b, "--layers 784,128,10 --batch 32 --seed 7", err, sizeof err), 0);
     ck_assert(options_fingerprint(&a) != options_fingerprint(&b));
-    remove_tmpdir();
 }
 END_TEST
 
@@ -169,9 +150,8 @@ START_TEST(test_metrics_quote) {
 END_TEST
 
 START_TEST(test_metrics_append) {
-    make_tmpdir();
     char path[512], err[512];
-    snprintf(path, sizeof path, "%s/r.csv", tmpdir);
+    snprintf(path, sizeof path, "%s/r.csv", unit_dir);
     metrics_row_t r;
     metrics_row_init(&r);
     metrics_set(&r, "topology", "ring");
@@ -200,7 +180,7 @@ START_TEST(test_metrics_append) {
     ck_assert_int_eq(lines, 3);
     ck_assert_int_eq(headers, 1);
     /* a file with another header is refused, not appended to */
-    snprintf(path, sizeof path, "%s/other.csv", tmpdir);
+    snprintf(path, sizeof path, "%s/other.csv", unit_dir);
     f = fopen(path, "w");
     fputs("a,b,c\n1,2,3\n", f);
     fclose(f);
@@ -209,7 +189,6 @@ START_TEST(test_metrics_append) {
     struct stat st;
     stat(path, &st);
     ck_assert_int_eq(st.st_size, 12);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -227,9 +206,8 @@ static checkpoint_header_t header_for(int n) {
 }
 
 START_TEST(test_checkpoint_roundtrip) {
-    make_tmpdir();
     char path[512], err[512];
-    snprintf(path, sizeof path, "%s/ck.bin", tmpdir);
+    snprintf(path, sizeof path, "%s/ck.bin", unit_dir);
     int n = 12730;
     float *p = malloc(sizeof(float) * n), *s = malloc(sizeof(float) * n);
     float *p2 = calloc(n, sizeof(float)), *s2 = calloc(n, sizeof(float));
@@ -250,7 +228,7 @@ START_TEST(test_checkpoint_roundtrip) {
     ck_assert_int_eq(got.train_count, 60000);
     /* no temp file left behind */
     char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s/ck.bin.tmp.%d", tmpdir, (int)getpid());
+    snprintf(tmp, sizeof tmp, "%s/ck.bin.tmp.%d", unit_dir, (int)getpid());
     ck_assert_int_ne(access(tmp, F_OK), 0);
 
     /* a different model is refused, naming the layers */
@@ -283,12 +261,11 @@ START_TEST(test_checkpoint_roundtrip) {
 
     /* unwritable directory: error, and the previous file survives */
     ck_assert_int_eq(checkpoint_save(path, &h, p, s, err, sizeof err), 0);
-    snprintf(tmp, sizeof tmp, "%s/missing-dir/ck.bin", tmpdir);
+    snprintf(tmp, sizeof tmp, "%s/missing-dir/ck.bin", unit_dir);
     ck_assert_int_eq(checkpoint_save(tmp, &h, p, s, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "missing-dir"));
     ck_assert_int_eq(checkpoint_load(path, &h, &got, p2, s2, err, sizeof err), 0);
     free(p); free(s); free(p2); free(s2);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -386,51 +363,30 @@ START_TEST(test_parse_path) {
 END_TEST
 
 static Suite *suite_parse(void) {
-    Suite *s = suite_create("parse");
-    TCase *tc = tcase_create("core");
-    tcase_add_loop_test(tc, test_parse_number, 0, (int)(sizeof numbers / sizeof numbers[0]));
-    tcase_add_test(tc, test_parse_path);
-    suite_add_tcase(s, tc);
-    return s;
+    const unit_test_t tests[] = {UNIT_LOOP(test_parse_number, UNIT_LEN(numbers)), UNIT_TEST(test_parse_path)};
+    return unit_suite("parse", tests, UNIT_LEN(tests));
 }
 
-static Suite *suite_options(void) {
-    Suite *s = suite_create("options");
-    TCase *tc = tcase_create("core");
-    tcase_add_loop_test(tc, test_options_bad, 0, (int)(sizeof bad_options / sizeof bad_options[0]));
-    tcase_add_test(tc, test_options_good);
-    tcase_add_loop_test(tc, test_options_lr_default, 0, (int)(sizeof lr_defaults / sizeof lr_defaults[0]));
-    tcase_add_test(tc, test_options_missing_data);
-    tcase_add_test(tc, test_options_fingerprint);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-static Suite *suite_metrics(void) {
-    Suite *s = suite_create("metrics");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_metrics_quote);
-    tcase_add_test(tc, test_metrics_append);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-static Suite *suite_checkpoint(void) {
-    Suite *s = suite_create("checkpoint");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_checkpoint_roundtrip);
-    tcase_add_test(tc, test_checkpoint_layout);
-    suite_add_tcase(s, tc);
+/* the suites below write into unit_dir (options: as --data) */
+static Suite *suite_with_tmpdir(const char *name, const unit_test_t *tests, int n) {
+    Suite *s = suite_create(name);
+    unit_tmpdir_add(unit_tcase(s, "core", tests, n));
     return s;
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(suite_options());
-    srunner_add_suite(sr, suite_parse());
-    srunner_add_suite(sr, suite_metrics());
-    srunner_add_suite(sr, suite_checkpoint());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const unit_test_t options[] = {
+        UNIT_LOOP(test_options_bad, UNIT_LEN(bad_options)), UNIT_TEST(test_options_good),
+        UNIT_LOOP(test_options_lr_default, UNIT_LEN(lr_defaults)), UNIT_TEST(test_options_missing_data),
+        UNIT_TEST(test_options_fingerprint),
+    };
+    const unit_test_t metrics[] = {UNIT_TEST(test_metrics_quote), UNIT_TEST(test_metrics_append)};
+    const unit_test_t checkpoint[] = {UNIT_TEST(test_checkpoint_roundtrip), UNIT_TEST(test_checkpoint_layout)};
+    Suite *suites[] = {
+        suite_with_tmpdir("options", options, UNIT_LEN(options)),
+        suite_parse(),
+        suite_with_tmpdir("metrics", metrics, UNIT_LEN(metrics)),
+        suite_with_tmpdir("checkpoint", checkpoint, UNIT_LEN(checkpoint)),
+    };
+    return unit_run(suites, UNIT_LEN(suites));
 }
