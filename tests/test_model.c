@@ -9,6 +9,7 @@
 #include "model/layers.h"
 #include "model/mlp.h"
 #include "model/optim.h"
+#include "unit.h"
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -168,15 +169,12 @@ START_TEST(softmax_xent_matches_reference) {
 }
 END_TEST
 
-Suite *suite_layers(void) {
-    Suite *s = suite_create("layers");
-    TCase *tc = tcase_create("core");
-    tcase_add_loop_test(tc, linear_forward_matches_naive, 0, NSHAPES);
-    tcase_add_loop_test(tc, linear_backward_matches_naive_and_adds, 0, NSHAPES);
-    tcase_add_test(tc, relu_forward_backward);
-    tcase_add_test(tc, softmax_xent_matches_reference);
-    suite_add_tcase(s, tc);
-    return s;
+static Suite *suite_layers(void) {
+    const unit_test_t tests[] = {
+        UNIT_LOOP(linear_forward_matches_naive, NSHAPES), UNIT_LOOP(linear_backward_matches_naive_and_adds, NSHAPES),
+        UNIT_TEST(relu_forward_backward), UNIT_TEST(softmax_xent_matches_reference),
+    };
+    return unit_suite("layers", tests, UNIT_LEN(tests));
 }
 
 /* ------------------------------------------------------------------------------------- mlp */
@@ -188,6 +186,28 @@ static void make_batch(float *x, uint8_t *y, int B, int D, int C, uint64_t seed)
     rng_init(&r, seed, 1);
     fill_random(x, (size_t)B * D, &r, 2.0f);
     for (int i = 0; i < B; i++) y[i] = (uint8_t)rng_below(&r, C);
+}
+
+/* where the gradient tests start: a net of SIZES drawn from seed INIT, a batch of B inputs and
+ * labels for it drawn from seed DATA, and one forward and backward pass over it from zero
+ * gradients (CB, CTX: mlp_backward's callback) */
+enum { NB_MAX_B = 8, NB_MAX_IN = 16 };
+typedef struct {
+    mlp_t m;
+    int B;
+    float x[NB_MAX_B * NB_MAX_IN];
+    uint8_t y[NB_MAX_B];
+} net_batch_t;
+
+static void net_batch_grads(net_batch_t *t, const int *sizes, int nsizes, uint64_t init, int B, uint64_t data,
+                            void (*cb)(void *, size_t, size_t), void *ctx) {
+    ck_assert(B <= NB_MAX_B && sizes[0] <= NB_MAX_IN);
+    t->B = B;
+    mlp_init(&t->m, sizes, nsizes, B, init);
+    make_batch(t->x, t->y, B, sizes[0], sizes[nsizes - 1], data);
+    mlp_zero_grad(&t->m);
+    mlp_forward(&t->m, t->x, t->y, B);
+    mlp_backward(&t->m, t->x, t->y, B, cb, ctx);
 }
 
 START_TEST(mlp_layout_and_count) {
@@ -243,27 +263,19 @@ END_TEST
 
 /* every parameter's analytic gradient against a central difference of the mean loss */
 START_TEST(mlp_gradients_match_finite_differences) {
-    enum { B = 4 };
-    const int D = small_sizes[0], C = small_sizes[3];
-    mlp_t m;
-    mlp_init(&m, small_sizes, 4, B, 5);
-    float x[B * 6];
-    uint8_t y[B];
-    make_batch(x, y, B, D, C, 9);
-    mlp_zero_grad(&m);
-    mlp_forward(&m, x, y, B);
-    mlp_backward(&m, x, y, B, NULL, NULL);
+    net_batch_t t;
+    net_batch_grads(&t, small_sizes, 4, 5, 4, 9, NULL, NULL);
     const float eps = 1e-2f;
     int checked = 0;
     double worst = 0;
-    for (size_t i = 0; i < m.nparams; i++) {
-        float keep = m.params[i];
-        m.params[i] = keep + eps;
-        double lp = mlp_forward(&m, x, y, B);
-        m.params[i] = keep - eps;
-        double lm = mlp_forward(&m, x, y, B);
-        m.params[i] = keep;
-        double num = (lp - lm) / (2.0 * eps), ana = m.grads[i];
+    for (size_t i = 0; i < t.m.nparams; i++) {
+        float keep = t.m.params[i];
+        t.m.params[i] = keep + eps;
+        double lp = mlp_forward(&t.m, t.x, t.y, t.B);
+        t.m.params[i] = keep - eps;
+        double lm = mlp_forward(&t.m, t.x, t.y, t.B);
+        t.m.params[i] = keep;
+        double num = (lp - lm) / (2.0 * eps), ana = t.m.grads[i];
         /* relative error, with an absolute floor for gradients that are (close to) zero */
         double den = fmax(fmax(fabs(num), fabs(ana)), 1e-2);
         double rel = fabs(num - ana) / den;
@@ -274,32 +286,26 @@ START_TEST(mlp_gradients_match_finite_differences) {
     ck_assert_int_eq(checked, 74);
     /* the test has teeth only if the gradient is not all zero */
     double norm = 0;
-    for (size_t i = 0; i < m.nparams; i++) norm += fabs(m.grads[i]);
+    for (size_t i = 0; i < t.m.nparams; i++) norm += fabs(t.m.grads[i]);
     ck_assert(norm > 1e-2);
-    mlp_free(&m);
+    mlp_free(&t.m);
 }
 END_TEST
 
 START_TEST(mlp_backward_adds) {
-    enum { B = 5 };
-    mlp_t m;
-    mlp_init(&m, small_sizes, 4, B, 11);
-    float x[B * 6];
-    uint8_t y[B];
-    make_batch(x, y, B, 6, 3, 12);
-    mlp_forward(&m, x, y, B);
-    mlp_backward(&m, x, y, B, NULL, NULL);
-    float *once = malloc(m.nparams * sizeof(float));
-    memcpy(once, m.grads, m.nparams * sizeof(float));
-    mlp_forward(&m, x, y, B);
-    mlp_backward(&m, x, y, B, NULL, NULL);
-    for (size_t i = 0; i < m.nparams; i++)
-        ck_assert_msg(fabsf(m.grads[i] - 2.0f * once[i]) <= 1e-6f + 1e-5f * fabsf(once[i]),
-                      "grad %zu: %g after two passes, %g after one", i, m.grads[i], once[i]);
-    mlp_zero_grad(&m);
-    for (size_t i = 0; i < m.nparams; i++) ck_assert(m.grads[i] == 0.0f);
+    net_batch_t t;
+    net_batch_grads(&t, small_sizes, 4, 11, 5, 12, NULL, NULL);
+    float *once = malloc(t.m.nparams * sizeof(float));
+    memcpy(once, t.m.grads, t.m.nparams * sizeof(float));
+    mlp_forward(&t.m, t.x, t.y, t.B);
+    mlp_backward(&t.m, t.x, t.y, t.B, NULL, NULL);
+    for (size_t i = 0; i < t.m.nparams; i++)
+        ck_assert_msg(fabsf(t.m.grads[i] - 2.0f * once[i]) <= 1e-6f + 1e-5f * fabsf(once[i]),
+                      "grad %zu: %g after two passes, %g after one", i, t.m.grads[i], once[i]);
+    mlp_zero_grad(&t.m);
+    for (size_t i = 0; i < t.m.nparams; i++) ck_assert(t.m.grads[i] == 0.0f);
     free(once);
-    mlp_free(&m);
+    mlp_free(&t.m);
 }
 END_TEST
 
@@ -322,29 +328,23 @@ static void record_cb(void *ctx, size_t offset, size_t count) {
 
 START_TEST(mlp_backward_callback_order_and_coverage) {
     const int s[] = {9, 8, 7, 6, 5};
-    enum { B = 3 };
-    mlp_t m;
-    mlp_init(&m, s, 5, B, 3);
-    float x[B * 9];
-    uint8_t y[B];
-    make_batch(x, y, B, 9, 5, 4);
-    cb_log_t log = {.m = &m, .snap = calloc(m.nparams, sizeof(float))};
-    mlp_forward(&m, x, y, B);
-    mlp_backward(&m, x, y, B, record_cb, &log);
+    net_batch_t t;
+    cb_log_t log = {.m = &t.m, .snap = calloc(mlp_count_params(s, 5), sizeof(float))};
+    net_batch_grads(&t, s, 5, 3, 3, 4, record_cb, &log);
     /* "final": nothing after the callback changed the reported range */
-    ck_assert_mem_eq(log.snap, m.grads, m.nparams * sizeof(float));
+    ck_assert_mem_eq(log.snap, t.m.grads, t.m.nparams * sizeof(float));
     free(log.snap);
-    ck_assert_int_eq(log.n, m.nlayers);
-    size_t end = m.nparams;
+    ck_assert_int_eq(log.n, t.m.nlayers);
+    size_t end = t.m.nparams;
     for (int k = 0; k < log.n; k++) {
-        int l = m.nlayers - 1 - k;  /* last layer first */
-        ck_assert_uint_eq(log.off[k], m.w_off[l]);
+        int l = t.m.nlayers - 1 - k;  /* last layer first */
+        ck_assert_uint_eq(log.off[k], t.m.w_off[l]);
         ck_assert_uint_eq(log.off[k] + log.cnt[k], end);  /* contiguous, no gap or overlap */
         ck_assert_uint_eq(log.cnt[k], (size_t)s[l + 1] * s[l] + s[l + 1]);
         end = log.off[k];
     }
     ck_assert_uint_eq(end, 0);
-    mlp_free(&m);
+    mlp_free(&t.m);
 }
 END_TEST
 
@@ -442,19 +442,14 @@ START_TEST(mlp_parse_layers_table) {
 }
 END_TEST
 
-Suite *suite_mlp(void) {
-    Suite *s = suite_create("mlp");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, mlp_layout_and_count);
-    tcase_add_test(tc, mlp_init_deterministic_and_bounded);
-    tcase_add_test(tc, mlp_gradients_match_finite_differences);
-    tcase_add_test(tc, mlp_backward_adds);
-    tcase_add_test(tc, mlp_backward_callback_order_and_coverage);
-    tcase_add_test(tc, mlp_correct_counts_argmax);
-    tcase_add_test(tc, mlp_trains_on_separable_toy);
-    tcase_add_loop_test(tc, mlp_parse_layers_table, 0, (int)(sizeof layer_specs / sizeof *layer_specs));
-    suite_add_tcase(s, tc);
-    return s;
+static Suite *suite_mlp(void) {
+    const unit_test_t tests[] = {
+        UNIT_TEST(mlp_layout_and_count), UNIT_TEST(mlp_init_deterministic_and_bounded),
+        UNIT_TEST(mlp_gradients_match_finite_differences), UNIT_TEST(mlp_backward_adds),
+        UNIT_TEST(mlp_backward_callback_order_and_coverage), UNIT_TEST(mlp_correct_counts_argmax),
+        UNIT_TEST(mlp_trains_on_separable_toy), UNIT_LOOP(mlp_parse_layers_table, UNIT_LEN(layer_specs)),
+    };
+    return unit_suite("mlp", tests, UNIT_LEN(tests));
 }
 
 /* ----------------------------------------------------------------------------------- optim */
@@ -556,15 +551,12 @@ START_TEST(optim_clear_grads_matches_step) {
 }
 END_TEST
 
-Suite *suite_optim(void) {
-    Suite *s = suite_create("optim");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, optim_sgd_three_steps);
-    tcase_add_test(tc, optim_plain_sgd_and_count);
-    tcase_add_test(tc, optim_bit_identical_to_scalar);
-    tcase_add_loop_test(tc, optim_clear_grads_matches_step, 0, (int)(sizeof clear_cases / sizeof *clear_cases));
-    suite_add_tcase(s, tc);
-    return s;
+static Suite *suite_optim(void) {
+    const unit_test_t tests[] = {
+        UNIT_TEST(optim_sgd_three_steps), UNIT_TEST(optim_plain_sgd_and_count), UNIT_TEST(optim_bit_identical_to_scalar),
+        UNIT_LOOP(optim_clear_grads_matches_step, UNIT_LEN(clear_cases)),
+    };
+    return unit_suite("optim", tests, UNIT_LEN(tests));
 }
 
 /* ------------------------------------------------------------------ optim: adam and lars */
@@ -735,14 +727,11 @@ START_TEST(optim_shards_match_whole) {
 }
 END_TEST
 
-Suite *suite_optim_ext(void) {
-    Suite *s = suite_create("optim-adam-lars");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, optim_adam_matches_reference);
-    tcase_add_test(tc, optim_lars_matches_reference);
-    tcase_add_test(tc, optim_shards_match_whole);
-    suite_add_tcase(s, tc);
-    return s;
+static Suite *suite_optim_ext(void) {
+    const unit_test_t tests[] = {
+        UNIT_TEST(optim_adam_matches_reference), UNIT_TEST(optim_lars_matches_reference), UNIT_TEST(optim_shards_match_whole),
+    };
+    return unit_suite("optim-adam-lars", tests, UNIT_LEN(tests));
 }
 
 /* ------------------------------------------------------------------------------------ blas */
@@ -829,27 +818,17 @@ START_TEST(blas_setup_reports_reexec) {
 }
 END_TEST
 
-Suite *suite_blas(void) {
-    Suite *s = suite_create("blas");
-    TCase *tc = tcase_create("core");
-    tcase_add_loop_test(tc, blas_pick_table, 0, (int)(sizeof picks / sizeof *picks));
-    tcase_add_test(tc, blas_setup_took_effect);
-    tcase_add_test(tc, blas_setup_respects_user_choice);
-    tcase_add_test(tc, blas_setup_reports_reexec);
-    suite_add_tcase(s, tc);
-    return s;
+static Suite *suite_blas(void) {
+    const unit_test_t tests[] = {
+        UNIT_LOOP(blas_pick_table, UNIT_LEN(picks)), UNIT_TEST(blas_setup_took_effect),
+        UNIT_TEST(blas_setup_respects_user_choice), UNIT_TEST(blas_setup_reports_reexec),
+    };
+    return unit_suite("blas", tests, UNIT_LEN(tests));
 }
 
 int main(int argc, char **argv) {
     blas_setup(argc, argv, 1, blas_log, sizeof blas_log);
     if (blas_log[0]) printf("%s\n", blas_log);
-    SRunner *sr = srunner_create(suite_layers());
-    srunner_add_suite(sr, suite_mlp());
-    srunner_add_suite(sr, suite_optim());
-    srunner_add_suite(sr, suite_optim_ext());
-    srunner_add_suite(sr, suite_blas());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    Suite *suites[] = {suite_layers(), suite_mlp(), suite_optim(), suite_optim_ext(), suite_blas()};
+    return unit_run(suites, UNIT_LEN(suites));
 }
