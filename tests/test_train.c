@@ -293,7 +293,7 @@ START_TEST(test_checkpoint_layout) {
 END_TEST
 
 /* one number for parse.h's parsers: ok 1 with its value, or ok 0 (refused, *out untouched) */
-typedef enum { P_SIZE, P_INT, P_LONG, P_LONG_ANY, P_DOUBLE, P_FLOAT } pkind_t;
+typedef enum { P_SIZE, P_INT, P_LONG, P_LONG_ANY, P_DOUBLE, P_FLOAT, P_ULL } pkind_t;
 static const struct {
     pkind_t kind;
     const char *s;
@@ -324,12 +324,16 @@ static const struct {
     {P_DOUBLE, "nan", 0, 0}, {P_DOUBLE, "inf", 0, 0}, {P_DOUBLE, "2x", 0, 0}, {P_DOUBLE, "", 0, 0},
     /* float in [0, 1]: an underflowing value is refused (errno), not read as 0 */
     {P_FLOAT, "0.5", 1, 0.5}, {P_FLOAT, "0", 1, 0}, {P_FLOAT, "1e-400", 0, 0}, {P_FLOAT, "1.01", 0, 0},
+    /* unsigned 64-bit in [0, 2^40] (--seed's kind): a digit first, so no "-1" wrapping round */
+    {P_ULL, "0", 1, 0}, {P_ULL, "1099511627776", 1, 1099511627776.0}, {P_ULL, "1099511627777", 0, 0},
+    {P_ULL, "-1", 0, 0}, {P_ULL, "+1", 0, 0}, {P_ULL, " 1", 0, 0}, {P_ULL, "1x", 0, 0}, {P_ULL, "", 0, 0},
+    {P_ULL, "99999999999999999999", 0, 0},
 };
 
 START_TEST(test_parse_number) {
     const char *s = numbers[_i].s;
     const double sentinel = 777;
-    size_t z = 777; int i = 777; long l = 777; double d = 777; float f = 777;
+    size_t z = 777; int i = 777; long l = 777; double d = 777; float f = 777; unsigned long long u = 777;
     int r = -2;
     double got = sentinel;
     switch (numbers[_i].kind) {
@@ -339,6 +343,7 @@ START_TEST(test_parse_number) {
     case P_LONG_ANY: r = parse_long(s, LONG_MIN, LONG_MAX, &l); got = (double)l; break;
     case P_DOUBLE: r = parse_double(s, nextafter(1.0, 2.0), 1024, &d); got = d; break;
     case P_FLOAT: r = parse_float(s, 0, 1, &f); got = f; break;
+    case P_ULL: r = parse_ull(s, 1ULL << 40, &u); got = (double)u; break;
     }
     if (numbers[_i].ok) {
         ck_assert_msg(r == 0, "'%s' (kind %d) refused", s, numbers[_i].kind);
@@ -348,6 +353,26 @@ START_TEST(test_parse_number) {
         ck_assert_msg(r == -1, "'%s' (kind %d) accepted as %.17g", s, numbers[_i].kind, got);
         ck_assert_msg(got == sentinel, "'%s' (kind %d): refused but wrote %.17g", s, numbers[_i].kind, got);
     }
+}
+END_TEST
+
+/* a list's numbers one by one: where each ends, and not-a-number (-1) apart from out of range (-2) */
+START_TEST(test_parse_long_at) {
+    char *end;
+    long v = 777;
+    const char *list = "784,256,10";
+    ck_assert_int_eq(parse_long_at(list, &end, 1, 1024, &v), 0);
+    ck_assert_int_eq(v, 784);
+    ck_assert_ptr_eq(end, list + 3);
+    ck_assert_int_eq(parse_long_at(end + 1, &end, 1, 1024, &v), 0);
+    ck_assert_int_eq(v, 256);
+    ck_assert_int_eq(*end, ',');
+    v = 777;
+    ck_assert_int_eq(parse_long_at(",10", &end, 1, 1024, &v), -1);
+    ck_assert_int_eq(parse_long_at("2000,1", &end, 1, 1024, &v), -2);
+    ck_assert_int_eq(parse_long_at("0", &end, 1, 1024, &v), -2);
+    ck_assert_int_eq(parse_long_at("99999999999999999999", &end, 1, 1024, &v), -2);
+    ck_assert_int_eq(v, 777);
 }
 END_TEST
 
@@ -363,7 +388,8 @@ START_TEST(test_parse_path) {
 END_TEST
 
 static Suite *suite_parse(void) {
-    const unit_test_t tests[] = {UNIT_LOOP(test_parse_number, UNIT_LEN(numbers)), UNIT_TEST(test_parse_path)};
+    const unit_test_t tests[] = {UNIT_LOOP(test_parse_number, UNIT_LEN(numbers)), UNIT_TEST(test_parse_long_at),
+                                UNIT_TEST(test_parse_path)};
     return unit_suite("parse", tests, UNIT_LEN(tests));
 }
 

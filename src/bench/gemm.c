@@ -109,8 +109,8 @@ int main(int argc, char **argv) {
         case 'm': {
             char *p = optarg, *end;
             for (int i = 0; i < 3; i++) {
-                long v = strtol(p, &end, 10);
-                if (end == p || v < 1 || v > 1 << 16 || (i < 2 ? *end != ',' : *end != '\0'))
+                long v;
+                if (parse_long_at(p, &end, 1, 1 << 16, &v) || (i < 2 ? *end != ',' : *end != '\0'))
                     die_input("--matmul: '%s' is not M,N,K (three whole numbers in 1..65536)", optarg);
                 mnk[i] = (int)v;
                 p = end + 1;

@@ -6,6 +6,7 @@
 #include "train/options.h"
 #include "common/check.h"
 #include "common/rng.h"
+#include "common/parse.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,8 @@ int train_step_parse(const char *spec, train_step_spec_t *out, char *err, size_t
     int n = mlp_parse_layers(lbuf, out->sizes, MLP_MAX_SIZES, lerr, sizeof lerr);
     if (n < 0) { snprintf(err, errlen, "--compute '%s': %s", spec, lerr); return -1; }
     out->nsizes = n;
-    char *end;
-    errno = 0;
-    long b = strtol(colon + 1, &end, 10);
-    if (errno || end == colon + 1 || *end || b < 1 || b > 65536) {
+    long b;
+    if (parse_long(colon + 1, 1, 65536, &b)) {
         snprintf(err, errlen, "--compute '%s': the batch must be an integer in 1..65536, got '%s'", spec, colon + 1);
         return -1;
     }

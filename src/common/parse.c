@@ -25,11 +25,30 @@ int parse_size(const char *s, size_t lo, size_t hi, size_t *out) {
     return 0;
 }
 
+int parse_long_at(const char *s, char **end, long lo, long hi, long *out) {
+    errno = 0;
+    long v = strtol(s, end, 10);
+    if (*end == s) return -1;
+    if (errno || v < lo || v > hi) return -2;
+    *out = v;
+    return 0;
+}
+
 int parse_long(const char *s, long lo, long hi, long *out) {
     char *end;
+    long v;
+    if (parse_long_at(s, &end, lo, hi, &v) || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_ull(const char *s, unsigned long long hi, unsigned long long *out) {
+    char *end;
     errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi) return -1;
+    /* strtoull would take "-1" as ULLONG_MAX and skip spaces: the first character is a digit */
+    if (!isdigit((unsigned char)s[0])) return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno || v > hi) return -1;
     *out = v;
     return 0;
 }

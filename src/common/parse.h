@@ -2,8 +2,8 @@
  * (psring-train, the benchmarks, PSRING_* settings). Each parser returns 0 and sets *out, or -1
  * when s is empty, is not entirely the number (junk after it), overflows its type (errno), or
  * lies outside [lo, hi]; *out is then left alone. The caller names the flag in its own message.
- * Not here: lists ("784,256,10", "M,N,K"), which their owners split and hand here number by
- * number or parse themselves. */
+ * Lists ("784,256,10", "M,N,K") are split by their owners, who read each number with
+ * parse_long_at. */
 #ifndef PSRING_PARSE_H
 #define PSRING_PARSE_H
 #include <stddef.h>
@@ -15,6 +15,12 @@ int parse_size(const char *s, size_t lo, size_t hi, size_t *out);
 /* a decimal integer */
 int parse_int(const char *s, int lo, int hi, int *out);
 int parse_long(const char *s, long lo, long hi, long *out);
+/* a non-negative decimal integer of up to 64 bits (a seed): it starts with a digit, no sign */
+int parse_ull(const char *s, unsigned long long hi, unsigned long long *out);
+/* one decimal integer at the start of s, for the lists their owners split ("784,256,10",
+ * "M,N,K", "10.0.0.0/8"): *end is set just after it. 0; -1 when s does not start with a number;
+ * -2 when it overflows or lies outside [lo, hi] (*out is then left alone). */
+int parse_long_at(const char *s, char **end, long lo, long hi, long *out);
 /* a finite decimal number ("0.5", "1e-3"); an open bound is nextafter(bound, inside), e.g.
  * (1, 1024] is nextafter(1, 2) .. 1024 */
 int parse_double(const char *s, double lo, double hi, double *out);

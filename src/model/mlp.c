@@ -7,7 +7,7 @@
 #include "layers.h"
 #include "common/check.h"
 #include "common/rng.h"
-#include <errno.h>
+#include "common/parse.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -28,16 +28,16 @@ int mlp_parse_layers(const char *spec, int *sizes, int max, char *err, size_t er
     const char *p = spec;
     for (;;) {
         char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
+        long v = 0;
+        int bad = parse_long_at(p, &end, 1, MLP_MAX_WIDTH, &v);
         /* strtol alone would accept " 5" and "+5": a width starts with a digit (or '-', to say
          * it is out of range rather than not a number) */
-        if (end == p || (*end != ',' && *end != '\0') || !((*p >= '0' && *p <= '9') || *p == '-')) {
+        if (bad == -1 || (*end != ',' && *end != '\0') || !((*p >= '0' && *p <= '9') || *p == '-')) {
             int len = (int)strcspn(p, ",");
             snprintf(err, errlen, "--layers: '%.*s' is not a whole number (in '%s')", len, p, spec);
             return -1;
         }
-        if (errno == ERANGE || v < 1 || v > MLP_MAX_WIDTH) {
+        if (bad == -2) {
             int len = (int)(end - p);
             snprintf(err, errlen, "--layers: width %.*s is out of range 1..%d (in '%s')", len, p,
                      MLP_MAX_WIDTH, spec);

@@ -16,6 +16,8 @@
 #include "../common/watchdog.h"
 #include "../common/mpi_check.h"
 #include "../common/timer.h"
+#include "../common/parse.h"
+#include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,7 +235,8 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     char wmsg[160];
     snprintf(wmsg, sizeof wmsg, "psring: ps start-up: not every process arrived within %d s (one died or hung while the job "
              "started)", deadline);
-    watchdog_arm(deadline, wmsg, !wr || atoi(wr) == 0);
+    int wrank = 0;
+    watchdog_arm(deadline, wmsg, !wr || (parse_int(wr, 0, INT_MAX, &wrank) == 0 && wrank == 0));
     mpiCheck(MPI_Initialized(&inited));
     if (!inited) {
         mpiCheck(MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &prov));

@@ -5,6 +5,7 @@
  * and in (identity, header, payload; anything else is counted and dropped). What a message means
  * is server.c's and server_rounds.c's business. */
 #include "server_impl.h"
+#include "../common/parse.h"
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,10 +65,9 @@ int ps_server_bind_endpoint(const char *spec, char *out, size_t outlen, char *er
     int mode; /* 0 literal, 1 cidr, 2 interface name, 3 auto */
     if (slash) {
         char a[64];
-        char *end;
-        long len = strtol(slash + 1, &end, 10);
+        long len;
         size_t k = (size_t)(slash - spec);
-        if (k >= sizeof a || *end || end == slash + 1 || len < 0 || len > 32) goto bad_cidr;
+        if (k >= sizeof a || parse_long(slash + 1, 0, 32, &len)) goto bad_cidr;
         memcpy(a, spec, k);
         a[k] = 0;
         if (inet_pton(AF_INET, a, &net) != 1) goto bad_cidr;

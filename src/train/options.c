@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -279,9 +280,8 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
             if (parse_float(optarg, 0, 1, &o->weight_decay)) FAIL("--weight-decay must be in [0, 1]: got '%s'", optarg);
             break;
         case OPT_SEED: {
-            char *end; errno = 0;
-            unsigned long long s = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || !isdigit((unsigned char)optarg[0])) FAIL("--seed must be a non-negative integer: got '%s'", optarg);
+            unsigned long long s;
+            if (parse_ull(optarg, ULLONG_MAX, &s)) FAIL("--seed must be a non-negative integer: got '%s'", optarg);
             o->seed = s; break;
         }
         case OPT_DATA:
@@ -460,7 +460,8 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         { "--csv", o->csv, 0 }, { "--checkpoint", o->checkpoint, 1 }, { "--dump-params", o->dump_params, 0 },
         { "--timeline", o->timeline, 1 }, { "--loss-log", o->loss_log, 0 } };
     const char *rank = getenv("OMPI_COMM_WORLD_RANK");
-    int writer = !rank || atoi(rank) == (o->topology == TOPO_PS ? o->servers : 0);
+    int r = 0;
+    int writer = !rank || (parse_int(rank, 0, INT_MAX, &r) == 0 && r == (o->topology == TOPO_PS ? o->servers : 0));
     for (size_t i = 0; writer && i < sizeof outs / sizeof outs[0]; i++) {
         const char *path = outs[i].path;
         if (!*path) continue;
