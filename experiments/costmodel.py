@@ -127,6 +127,71 @@ def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0,
     return compute_s + wait + ex, ex, wait
 
 
+
+# ---- at cluster scale: H hosts of G GPUs each (N = G H), beta_i one GPU's intra-host link -------
+# Every message costs alpha, inside a host too; with G = 1 each formula is the flat one above.
+BACKWARD_SHARE = 2 / 3   # of a step's compute: backward costs twice the forward (Kaplan et al., Scaling
+                         # Laws for Neural Language Models, 2020, section 2.1: 6 flops per parameter, 4 backward)
+TOPOLOGIES = ("ring", "hier", "tree", "ps")
+
+
+def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0):
+    """(latency, bytes, summing) seconds of one exchange of n bytes among G x H GPUs; the sum is its time.
+    ring  flat over all N GPUs, ranked host by host (NCCL's order): every edge carries 2(N-1)/N n at
+          once; a host's NIC carries one edge each way (a ring in any other order would cross it
+          up to G times), the other G-1 edges are intra-host, so the slowest edge sets the pace:
+          2(N-1) alpha + 2(N-1)/N n max(beta, beta_i) + (N-1)/N n gamma
+    hier  Horovod's hierarchical allreduce (Sergeev, Del Balso 2018): reduce-scatter inside the host,
+          G rings of n/G between the hosts sharing the NIC (2(H-1)/H n through it), allgather
+          inside, one after the other: 2(G-1 + H-1) alpha + 2(G-1)/G n beta_i + 2(H-1)/H n beta
+          + (N-1)/N n gamma (the adds of n/G over H hosts and of n over G GPUs)
+    tree  NCCL's double binary tree (Sanders, Speck, Traeff 2009; NCCL 2.4, Jeaugey 2019): two trees
+          over the hosts take n/2 each; a host is inner in one (1.5 n in and out) and a leaf in
+          the other (0.5 n): 2n each way through its NIC, pipelined in chunks, so the depth, up and
+          down log2 H plus a chain of G inside the host, is paid once:
+          2(log2 H + G-1) alpha + 2 n max(beta, beta_i) + n gamma
+    ps    BytePS' setting (Jiang et al., OSDI 2020): the host's G GPUs reduce into one copy, which
+          its NIC pushes and pulls, pipelined with the push by partitions: ps_time over H hosts,
+          or the intra-host reduce and broadcast 2(G-1)/G n beta_i where that is longer"""
+    N = G * H
+    if N <= 1:
+        return (0.0, 0.0, 0.0)
+    edge = max((beta,) * (H > 1) + (beta_i,) * (G > 1))   # the slowest link a pipelined edge crosses
+    if topo == "ring":
+        return (2 * (N - 1) * alpha, 2 * (N - 1) / N * n * edge, (N - 1) / N * n * gamma)
+    if topo == "hier":
+        return (2 * (G - 1 + H - 1) * alpha, 2 * (G - 1) / G * n * beta_i + 2 * (H - 1) / H * n * beta, (N - 1) / N * n * gamma)
+    if topo == "tree":
+        return (2 * (math.log2(H) + G - 1) * alpha, 2 * n * edge, n * gamma)
+    if topo == "ps":
+        intra = 2 * (G - 1) / G * n * beta_i
+        x = ps_time(H, n, alpha, 0.0, 0.0, S, k, slice_bytes=slice_bytes)   # its three terms one by one
+        b = ps_time(H, n, 0.0, beta, 0.0, S, k, slice_bytes=slice_bytes)
+        g = ps_time(H, n, 0.0, 0.0, gamma, S, k, slice_bytes=slice_bytes)
+        return (x, b, g) if x + b + g >= intra else (0.0, intra, 0.0)
+    raise ValueError("unknown topology '%s' (%s)" % (topo, ", ".join(TOPOLOGIES)))
+
+
+def exposed(total, backward, overlap=0.0, buckets=1):
+    """Seconds of an exchange of total seconds that backward (seconds) leaves exposed. Buckets: m
+    equal buckets, bucket j ready at j backward / m (gradients appear evenly), each exchanged in
+    total / m, back to back; the last one ends at the latest of backward + total / m (the last
+    bucket) and backward / m + total (the queue never drained). Else the fraction overlap of the
+    exchange is hidden, at most backward."""
+    if buckets > 1:
+        return max(total / buckets, total - backward * (buckets - 1) / buckets)
+    return total - min(overlap * total, backward)
+
+
+def cluster_step(topo, H, G, n, compute_s, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, overlap=0.0, bucket_bytes=0):
+    """(step, exchange, exposed, parts) seconds of one synchronous step on G x H GPUs: compute plus
+    the exposed exchange; in buckets each pays its own messages (parts: m x one bucket's)."""
+    m = max(1, math.ceil(n / bucket_bytes)) if bucket_bytes > 0 else 1
+    parts = [m * p for p in cluster_parts(topo, H, G, n / m, alpha, beta, beta_i, gamma, S, k, slice_bytes)]
+    total = sum(parts)
+    ex = exposed(total, BACKWARD_SHARE * compute_s, overlap, m)
+    return compute_s + ex, total, ex, parts
+
 # The calibration file (psring model --calibrate writes it): one row of these columns.
 CAL_FORMAT = "psring-model-2"
 CAL_COLUMNS = ["format", "alpha_s", "beta_s_per_byte", "gamma_s_per_byte", "link_rate_bps", "dilation"]

@@ -52,21 +52,33 @@ class CsvError(Exception):
     pass
 
 
-def read_rows(path):
+def uncommented(lines, comments):
+    """lines without those starting with '#', which go to the list comments as they are read."""
+    for line in lines:
+        if line.startswith("#"):
+            comments.append(line.rstrip("\r\n"))
+        else:
+            yield line
+
+
+def read_rows(path, comments=None):
     """All rows of a results CSV as dicts (empty list when the file is missing or empty); CsvError
     for one that is not (bytes that are not text, a line cut off inside a quote, a line with more or
-    fewer fields than the header: what a killed write leaves)."""
+    fewer fields than the header: what a killed write leaves). comments, a list: lines starting
+    with '#' are no rows but appended to it (a data file that states its sources and assumptions)."""
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         return []
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            r = csv.DictReader(f, strict=True)
+            lines = f if comments is None else uncommented(f, comments)
+            r = csv.DictReader(lines, strict=True)
             if r.fieldnames is None:
                 return []
             rows = []
             for i, row in enumerate(r, start=2):
                 if None in row or None in row.values():
                     n = len(r.fieldnames) + len(row[None]) if None in row else sum(v is not None for v in row.values())
+                    i = i if comments is None else r.line_num + len(comments)   # the file's line, its comments counted
                     raise CsvError("%s:%d: %d fields, the header has %d" % (path, i, n, len(r.fieldnames)))
                 rows.append(row)
             return rows
