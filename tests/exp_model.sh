@@ -191,11 +191,18 @@ w0=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ps -N 4 --se
 w4=$("$MODEL" --calibration "$SCRATCH/cal.csv" --explain --topology ps -N 4 --server-hosts 1 --params 200000 --compute-ms 14 \
      --straggler 0.5 --sync ssp --sync-every 4) || fail "--explain ssp: $w4"
 [[ $w0 == *"wait 14.00 ms"* && $w4 == *"wait 0.00 ms"* ]] || fail "--explain ssp, no sync / every 4 steps: $w0 / $w4"
-"$MODEL" --extrapolate --compute-ms 50 >"$SCRATCH/ex" || fail "--extrapolate failed"
-[[ $(grep -c Gbit "$SCRATCH/ex") == 16 ]] || fail "--extrapolate: not 4 models x 4 rates: $(cat "$SCRATCH/ex")"
+# --extrapolate: one named model on hosts of G GPUs, 8 to 1024 GPUs (its values: exp_model_scale.sh)
+"$MODEL" --extrapolate --compute-ms 50 --model vgg16 >"$SCRATCH/ex" || fail "--extrapolate failed"
+[[ $(head -1 "$SCRATCH/ex") == "vgg16: 138 M params x 4 B; 8 GPUs per host"* && $(grep -c '^ *[0-9]' "$SCRATCH/ex") == 8 ]] \
+  && grep -q "^winner changes: " "$SCRATCH/ex" || fail "--extrapolate: $(cat "$SCRATCH/ex")"
 # PS slices (the trainer's 1 MiB) pipeline pulls behind pushes: N server hosts of their own move n
 # per link each way against the ring's 2(N-1)/N n, and beat it from N=4 (as whole shards they never did)
-grep -Eq '^resnet50 +10 Gbit .*PS wins from N=4$' "$SCRATCH/ex" || fail "--extrapolate, N more server hosts: $(grep resnet50 "$SCRATCH/ex")"
+for N in 2 4; do
+  t=$(for topo in ps ring; do "$MODEL" --predict --topology $topo --hosts $N --gpus-per-host 1 --server-hosts $N --model resnet50 \
+      --link-rate 10g --overlap 0 --gamma-ns-per-byte 0 --compute-ms 50 | tail -1 | cut -d, -f8; done)
+  python3 -c "import sys; ps, ring = map(float, sys.argv[1].split()); sys.exit((ps < ring) != ($N == 4))" "$t" \
+    || fail "resnet50 at 10 Gbit, N=$N: PS with N server hosts against the ring: $t"
+done
 
 # bad input: one line, exit 2
 printf 'key,value\nalpha_mpi,1e-5\n' >"$SCRATCH/old.csv"
@@ -230,6 +237,7 @@ done <<EOF2
 --calibration $SCRATCH/cal.csv --explain --topology ring -N 4 --compute-ms nan|--compute-ms must be a number > 0
 --calibration $SCRATCH/cal.csv --explain --topology ps -N 4 --servers 2 --server-hosts 2 --compute-ms 1|are alternatives
 --extrapolate --alpha-us -1|--alpha-us must be a number >= 0
+--predict --server-hosts 1 --topology ring --servers 2|are alternatives
 --extrapolate --explain|goes alone
 --calibration $SCRATCH/cal.csv --compare $TOP_SRCDIR/tests/fixtures/demo_small.csv --out $SCRATCH|Is a directory
 --calibration $SCRATCH/cal.csv|nothing to do

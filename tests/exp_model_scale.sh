@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# exp_model_scale.sh: the cost model at cluster scale (costmodel.cluster_parts, exposed,
+# cluster_step) against values computed by hand; with one GPU a host and no overlap it is the flat
+# model to the last digit; the tree and the ring cross where the hand says; psring model --predict,
+# --extrapolate and --published on tests/fixtures/published_small.csv (errors computed by hand in
+# its comments); bad input: one line, exit 2.
+. "$(dirname "$0")/common.sh"
+command -v python3 >/dev/null || skip "python3 missing"
+scratch
+MODEL="$TOP_SRCDIR/experiments/model"
+python3 - <<'PY' || fail "formulas"
+import math
+import costmodel as cm
+def close(a, b, what, rel=1e-12):
+    assert abs(a - b) <= rel * max(abs(b), 1e-30), "%s: %.12g, want %.12g" % (what, a, b)
+def parts(topo, H, G, want, **kw):
+    got = cm.cluster_parts(topo, H, G, 1e6, 1e-5, 1e-9, kw.pop("beta_i", 1e-10), kw.pop("gamma", 0.0), **kw)
+    for g, w, name in zip(got, want, ("latency", "bytes", "summing")):
+        close(g, w, "%s H=%d G=%d %s" % (topo, H, G, name))
+# n = 1e6 B, alpha 10 us, beta 1 ns/B (8 Gbit/s), beta_i 0.1 ns/B
+parts("ring", 2, 4, (14e-5, 1.75e-3, 0))                   # 2x7 alpha; 2x7/8 n at the NIC's beta (the slowest edge)
+parts("ring", 1, 4, (6e-5, 1.5e-4, 0))                     # one host: every edge intra, 2x3/4 n beta_i
+parts("hier", 2, 4, (8e-5, 1.5e-4 + 1e-3, 8.75e-5), gamma=1e-10)   # 2(3+1) alpha; 2x3/4 n beta_i + 2x1/2 n beta; 7/8 n gamma
+parts("tree", 8, 1, (6e-5, 2e-3, 1e-4), gamma=1e-10)       # 2 log2 8 alpha; 2n beta; n gamma
+parts("tree", 2, 4, (8e-5, 2e-3, 0))                       # 2(1 + 3) alpha; 2n max(beta, beta_i)
+parts("ps", 2, 4, (4e-5, 2e-3, 1e-4), gamma=1e-10, k=2)    # ps_time over 2 hosts, k=2, whole shards: n in, then n out
+parts("ps", 2, 4, (0, 1.5e-2, 0), beta_i=1e-8, k=2)        # a slow intra-host path: its reduce + broadcast, 2x3/4 n beta_i
+assert cm.cluster_parts("ps", 1, 1, 1e6, 1, 1, 1, 1, k=1) == (0.0, 0.0, 0.0), "one GPU exchanges nothing"
+# G = 1: the flat formulas, to the last digit
+for N in (2, 3, 4, 8, 100):
+    for a, b, g in ((1e-5, 8e-11, 0.0), (3.3e-5, 8e-10, 2.1e-12)):
+        assert sum(cm.cluster_parts("ring", N, 1, 4.1e5, a, b, 5 * b, g)) == cm.ring_time(N, 4.1e5, a, b, g), N
+        close(sum(cm.cluster_parts("hier", N, 1, 4.1e5, a, b, 5 * b, g)), cm.ring_time(N, 4.1e5, a, b, g), "hier G=1", 1e-15)
+        for S, k in ((0, 1), (0, N), (N, 0)):
+            assert sum(cm.cluster_parts("ps", N, 1, 4.1e5, a, b, 5 * b, g, S, k, 65536)) == cm.ps_time(N, 4.1e5, a, b, g, S, k, slice_bytes=65536)
+        cal = {"alpha_s": a, "beta_s_per_byte": b, "gamma_s_per_byte": g}
+        assert cm.cluster_step("ring", N, 1, 4.1e5, 0.02, a, b, b, g)[0] == cm.step_time("ring", N, 4.1e5, cal, 0.02)[0], "overlap 0: today's step"
+# what backward (6 s) leaves of a 10 s exchange: a fraction hidden, at most backward; in 4 buckets the
+# last bucket (10/4) or the queue beyond backward (10 - 6 x 3/4 = 5.5)
+close(cm.exposed(10, 6), 10, "no overlap")
+close(cm.exposed(10, 6, overlap=0.5), 5, "half hidden")
+close(cm.exposed(10, 6, overlap=1.0), 4, "backward hides at most itself")
+close(cm.exposed(10, 6, buckets=4), 5.5, "4 buckets: the queue")
+close(cm.exposed(2, 6, buckets=4), 0.5, "4 buckets: the last one")
+close(cm.BACKWARD_SHARE, 2 / 3, "backward is 2/3 of compute")
+# buckets of 250 kB on 4 hosts: each pays its 6 alpha: 4 x (6e-5 + 1.5 x 2.5e5 x 1e-9) = 1.74 ms, of which
+# backward (2/3 of 3 ms) leaves max(0.435, 1.74 - 1.5) ms
+step, total, shown, _ = cm.cluster_step("ring", 4, 1, 1e6, 0.003, 1e-5, 1e-9, 1e-9, 0.0, bucket_bytes=2.5e5)
+close(total, 1.74e-3, "bucketed total"); close(shown, 4.35e-4, "bucketed exposed"); close(step, 3.435e-3, "bucketed step")
+# the tree against the ring, G = 1, n beta = 1 ms, alpha 10 us: ring - tree = 2(N-1-log2 N) alpha - 2 n beta / N,
+# positive from (N-1-log2 N) N > 100: N=12 gives 88.98, N=13 107.9: the tree wins from N = 13
+wins = [N for N in range(2, 65) if sum(cm.cluster_parts("tree", N, 1, 1e6, 1e-5, 1e-9, 0, 0)) < cm.ring_time(N, 1e6, 1e-5, 1e-9, 0)]
+assert wins == list(range(13, 65)), wins
+PY
+
+# --predict with one GPU a host and no overlap: costmodel's ring_time, to the last digit
+while read -r H rate A X; do
+  row=$("$MODEL" --predict --topology ring --hosts "$H" --gpus-per-host 1 --overlap 0 --model resnet50 --link-rate "$rate" \
+        --alpha-us "$A" --gamma-ns-per-byte "$X" --compute-ms 50 | tail -1) || fail "--predict H=$H: $row"
+  want=$(python3 -c "import costmodel as cm, pslib, sys; t = cm.ring_time($H, 25600000 * 4, $A * 1e-6, 8 / pslib.rate_bps('$rate'), $X * 1e-9) * 1e3
+print('%.6f,%.6f,%.6f' % (t, t, 50 + t))")
+  [[ $row == "ring,$H,1,$H,25600000,"*",50.000000,$want,"* ]] || fail "--predict H=$H $rate: $row, want exchange, exposed, step $want"
+done <<EOF2
+2 10g 10 0
+4 25Gbit 3.5 0.01
+64 100gbit 50 0.002
+EOF2
+out=$("$MODEL" --predict --topology hier --hosts 2 --gpus-per-host 4 --params 250000 --link-rate 8g --intra-rate 80g --alpha-us 10 \
+      --overlap 0.5 --compute-ms 30) || fail "--predict hier: $out"
+# n = 1e6 B: 2(3+1) x 10 us + 2x3/4 x 1e6 x 0.1 ns + 2x1/2 x 1e6 x 1 ns = 1.23 ms, half hidden: step 30.615 ms, 8 x 30/30.615
+[[ $(head -1 <<<"$out") == "topology,hosts,gpus_per_host,workers,params,link_rate,compute_ms,exchange_ms,exposed_ms,step_ms,speedup,efficiency" ]] \
+  || fail "--predict header: $out"
+[[ $(tail -1 <<<"$out") == "hier,2,4,8,250000,8gbit,30.000000,1.230000,0.615000,30.615000,7.8393,0.9799" ]] || fail "--predict hier: $out"
+# --extrapolate, resnet50 on hosts of 8 GPUs at 100 Gbit, 4 buckets (25 MiB) under backward (2/3 of 100 ms):
+# hand: at 16 GPUs the ring pays 2 x 15/16 x 8.19 ms at the NIC, hier 1.43 + 8.19 ms; at 128 hier pays
+# 1.76 + 1.43 + 15.36 = 18.55 ms, the tree 0.88 + 16.38 = 17.26 ms (at 64: hier 16.89, tree 17.18)
+"$MODEL" --extrapolate --out "$SCRATCH/fig" >"$SCRATCH/ex" || fail "--extrapolate: $(cat "$SCRATCH/ex")"
+[[ $(grep -cE '^ +[0-9]+ ' "$SCRATCH/ex") == 8 ]] || fail "--extrapolate: not 8 to 1024 GPUs: $(cat "$SCRATCH/ex")"
+grep -q "^winner changes: ring -> hier at 16 GPUs (bytes .*; hier -> tree at 128 GPUs (" "$SCRATCH/ex" || fail "--extrapolate winners: $(tail -1 "$SCRATCH/ex")"
+[[ $(head -c 4 "$SCRATCH/fig/extrapolate.png" | od -An -c | tr -d ' ') == *PNG* ]] && grep -q "<svg" "$SCRATCH/fig/extrapolate.svg" \
+  || fail "--extrapolate --out: no PNG and SVG"
+# a server's CPU at 0.1 ns/B decides against the PS with its own hosts on 25 Gbit links
+"$MODEL" --extrapolate --link-rate 25gbit | grep -q "ps-H -> hier at 128 GPUs (server CPU" || fail "--extrapolate at 25 Gbit: server CPU"
+
+# --published on the fixture: the errors its comments compute by hand
+FIX="$TOP_SRCDIR/tests/fixtures/published_small.csv"
+"$MODEL" --published "$FIX" >"$SCRATCH/pub" || fail "--published: $(cat "$SCRATCH/pub")"
+for want in "fx-ring .* 0.8045 +3.14%" "fx-ps .* 0.7870 +12.42%" "fx-tree .* 1.9326 +7.36%" "fx-hier .* 0.8696 +3.38%" \
+            "^median error 5.37%, worst 12.42% \(fx-ps\), over 4 points" "^winner g1: published ring, model ring: right"; do
+  grep -Eq "$want" "$SCRATCH/pub" || fail "--published: no '$want' in $(cat "$SCRATCH/pub")"
+done
+sed 's/,0.78,g1,/,0.68,g1,/' "$FIX" >"$SCRATCH/swap.csv"
+"$MODEL" --published "$SCRATCH/swap.csv" | grep -q "^winner g1: published ps, model ring: WRONG" || fail "--published: a wrong winner not said"
+
+# bad input: one line, exit 2
+sed 's/"Fixture, a made-up tree point, not a publication"/""/' "$FIX" >"$SCRATCH/nocite.csv"
+sed 's/,hier,0,1,/,star,0,1,/' "$FIX" >"$SCRATCH/topo.csv"
+sed 's/,100,500,50,hier/,100,,50,hier/' "$FIX" >"$SCRATCH/norate.csv"
+sed '/^# assume,rdma/d' "$FIX" >"$SCRATCH/noassume.csv"
+sed 's/,single_gpu_rate,/,rate,/' "$FIX" >"$SCRATCH/nocol.csv"
+sed 's/^fx-ps,\(.*\),ps,4,1,/fx-ps,\1,ps,4.5,1,/' "$FIX" >"$SCRATCH/half.csv"
+while IFS='|' read -r args want; do
+  out=$("$MODEL" $args 2>&1); rc=$?
+  [[ $rc == 2 && $(wc -l <<<"$out") == 1 && $out == *"$want"* ]] || fail "model $args: rc $rc, want 2 and one line with '$want': $out"
+done <<EOF2
+--predict --model resnet51|unknown model 'resnet51'
+--predict --model resnet50 --params 10|alternatives
+--predict --link-rate fast|--link-rate 'fast' is not a rate > 0
+--predict --link-rate 0g|--link-rate '0g' is not a rate > 0
+--predict --intra-rate=-5gbit|--intra-rate '-5gbit' is not a rate > 0
+--predict --link-rate nan|--link-rate 'nan' is not a rate > 0
+--predict --gpus-per-host 0|--gpus-per-host must be at least 1
+--predict --hosts 0|--hosts must be at least 1
+--predict --overlap 1.5|--overlap must be a fraction in 0..1
+--predict --overlap -0.1|--overlap must be a fraction in 0..1
+--predict --overlap 0.5 --bucket-mb 25|alternatives
+--predict --bucket-mb 0|--bucket-mb must be a number > 0
+--predict --bytes-per-param 3|--bytes-per-param must be 4 (fp32) or 2 (fp16)
+--predict --topology star|unknown topology 'star' (ring, hier, tree, ps)
+--predict --topology ps --hosts 4 --servers 5|--servers must be in 1..--hosts=4
+--predict --gamma-ns-per-byte -1|--gamma-ns-per-byte must be a number >= 0
+--predict --extrapolate|--predict goes alone
+--published $FIX --explain --compute-ms 1|--published goes alone
+--explain --topology tree -N 4 --compute-ms 1|unknown topology 'tree' (ring or ps)
+--published $SCRATCH/none.csv|none.csv: No such file
+--published $SCRATCH/nocite.csv|row fx-tree: no citation
+--published $SCRATCH/topo.csv|row fx-hier: unknown topology 'star'
+--published $SCRATCH/norate.csv|row fx-hier: no single_gpu_rate
+--published $SCRATCH/noassume.csv|row fx-tree: transport 'rdma' has no '# assume' line
+--published $SCRATCH/nocol.csv|no column single_gpu_rate
+--published $SCRATCH/half.csv|row fx-ps: a number is missing, not positive, or not a whole count
+EOF2
+pass "cost model at scale: formulas by hand, G=1 is the flat model, tree/ring cross, --predict, --extrapolate, --published"
