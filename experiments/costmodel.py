@@ -26,7 +26,10 @@ worker's step on one full core (what a real 1-core host computes), measured step
 hosts differ from step to step, and BSP waits for the slowest of N draws, E[max of N] - mean. A
 straggler's compute stretches by 1/(its CPU share). Async PS: a worker waits for nobody. SSP
 with staleness s: over E steps between the workers' synchronizations a fast worker takes
-max(E a, (E - s) b), a and b the fast and the slow worker's steps; with none, b."""
+max(E a, (E - s) b), a and b the fast and the slow worker's steps; with none, b.
+
+At cluster scale (cluster_parts, below): H hosts of G GPUs, the ring, the hierarchical ring, a
+tree and the PS, the exchange under backward in buckets; G = 1 and no overlap give the above."""
 import math
 import statistics
 
