@@ -4,7 +4,8 @@
 # environment; as root (where mount namespaces work) the trees' helpers and binaries are also
 # hidden under empty mounts, so a run that reached into the tree would fail. Checks: --help of
 # every command; get-mnist into the scratch folder; train (local, ring, a bad flag, injected
-# latency); a sweep of 2 runs; plot; model --compare against the fixture calibration; summary;
+# latency); a sweep of 2 runs; plot; model --compare against the fixture calibration and
+# --published over the shipped points; summary;
 # the three benchmarks; keygen; cluster up 2 / train --cluster / down (root with namespaces only).
 # Environment: PSRING_PREFIX_BIN (the installed bin folder), SRCDIR, BUILDDIR; MNIST from
 # $PSRING_MNIST_DIR, else SRCDIR/data/mnist (the one lookup: the installed pslib.sh).
@@ -98,13 +99,15 @@ run model "$P" model --calibration calibration.csv --compare demo.csv --out resu
 [[ $(wc -l <results/model_vs_measured.csv) -ge 3 ]] || fail "model --compare wrote no rows"
 run explain "$P" model --calibration calibration.csv --explain --topology ring -N 8 --compute-ms 30
 grep -q "2(N-1) alpha" explain.out || fail "model --explain printed no formula"
+run published "$P" model --published   # the shipped points, found under the installed pkgdatadir
+grep -qE "^median error .* over [0-9]+ points" published.out || fail "model --published printed no summary: $(tail -1 published.out)"
 run summary "$P" summary results/sweep.csv --label loopback
 if command -v gnuplot >/dev/null; then
   run plot "$P" plot results/sweep.csv -o results/fig --label loopback
   [[ -s results/fig/throughput.png && -s results/fig/throughput.svg ]] || fail "plot made no throughput.png/svg"
-  say "sweep of 2 runs, model --compare, summary, plot"
+  say "sweep of 2 runs, model --compare and --published, summary, plot"
 else
-  say "sweep of 2 runs, model --compare, summary (plot skipped: no gnuplot)"
+  say "sweep of 2 runs, model --compare and --published, summary (plot skipped: no gnuplot)"
 fi
 
 if [[ $(id -u) -eq 0 ]] && command -v tc >/dev/null && ip netns add psring-ic-probe.$$ 2>/dev/null; then
