@@ -24,7 +24,7 @@ psring_mnist_dir() {
     [ -z "${PSRING_DATADIR:-}" ] || _r=.
     for _d in "${PSRING_MNIST_DIR:-}" "$_r/data/mnist"; do
         if [ -n "$_d" ] && { [ -e "$_d/train-images-idx3-ubyte.gz" ] || [ -e "$_d/train-images-idx3-ubyte" ]; }; then
-            (cd "$_d" && pwd)
+            (CDPATH= cd -- "$_d" && pwd)   # (CDPATH set: cd would print the folder too)
             return 0
         fi
     done

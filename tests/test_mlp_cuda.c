@@ -1,7 +1,7 @@
-/* test_mlp_cuda: the GPU MLP and optimizer (mlp_cuda.h) against the CPU ones (mlp.h, optim.h)
- * from the same init and batch: loss, every gradient, correct counts, and parameters after SGD
- * and Adam steps agree within float tolerance; a batch gathered on the device is batch_gather's
- * bit for bit; training through CUDA graphs is training without them, bit for bit. Exits 77
+/* test_mlp_cuda: the GPU MLP and optimizer (mlp_cuda.h, optim_cuda.h) against the CPU ones
+ * (mlp.h, optim.h) from the same init and batch: loss, every gradient, correct counts, and
+ * parameters after SGD and Adam steps agree within float tolerance; a batch gathered on the
+ * device is batch_gather's bit for bit; training through CUDA graphs is training without them, bit for bit. Exits 77
  * (SKIP) when there is no usable GPU. */
 #include "model/mlp.h"
 #include "model/mlp_cuda.h"

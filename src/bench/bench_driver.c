@@ -188,7 +188,10 @@ FILE *bench_csv_open(const bench_opts_t *o, const char *header, int append) {
 }
 
 int bench_csv_close(const bench_opts_t *o, FILE *csv) {
-    if (!csv || fclose(csv) == 0) return 0;
-    fprintf(stderr, "%s: --csv %s: %s\n", me->prog, o->csv, strerror(errno));
+    if (!csv) return 0;
+    /* a write that failed at an earlier flush (a full disk) shows in ferror, not in fclose */
+    int lost = ferror(csv);
+    if (fclose(csv) == 0 && !lost) return 0;
+    fprintf(stderr, "%s: --csv %s: %s\n", me->prog, o->csv, lost && !errno ? "a write failed" : strerror(errno));
     return -1;
 }
