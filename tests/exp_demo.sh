@@ -12,7 +12,7 @@ for bad in "--dilation 0" "--dilation x" "--repeats 0" "--rate fast" "--bogus" "
   [[ $rc == 2 && $(wc -l <<<"$out") == 1 ]] || fail "demo $bad: rc $rc, want 2 and one line: $out"
 done
 python3 - "$TOP_SRCDIR/experiments" "$SCRATCH" <<'PY' || fail "demo verdict"
-import importlib.machinery, importlib.util, io, contextlib, os, signal, sys
+import importlib.machinery, importlib.util, io, contextlib, os, re, shlex, signal, sys
 sys.path.insert(0, sys.argv[1])
 loader = importlib.machinery.SourceFileLoader("demo", os.path.join(sys.argv[1], "demo"))
 spec = importlib.util.spec_from_loader("demo", loader)
@@ -149,13 +149,102 @@ for f in ("throughput", "exchange", "breakdown", "bytes"):
 # what the figures draw: the breakdown at N=8, compute + exchange + wait = the step, one bar per
 # configuration under its whole label (double quotes: gnuplot splits a data line at blanks
 # outside them), and the throughput's medians
-bars = [l.rsplit(" ", 3) for l in open(os.path.join(out, "demo-data", "bars.dat")).read().splitlines()]
-assert [b[0] for b in bars] == ['"ring"', '"ps, 1 server host"'], bars
-assert [[float(x) for x in b[1:]] for b in bars] == [[10.0, 2.5, 0.0], [10.0, 88.0, 0.0]], bars
+bars = [shlex.split(l) for l in open(os.path.join(out, "demo-data", "bars.dat")).read().splitlines()]
+assert [b[0] for b in bars] == ["ring", "ps, 1 server host"], bars
+assert [[float(x) for x in b[1:]] for b in bars] == [[10.0, 2.5, 0.0, 12.5, 12.5, 12.5], [10.0, 88.0, 0.0, 98.0, 98.0, 98.0]], bars
 svg = open(os.path.join(out, "breakdown.svg")).read()
 assert all(">%s<" % lab in svg for lab in ("ring", "ps, 1 server host")), "breakdown.svg lacks a whole bar label"
 thr = [[float(x) for x in l.split()] for l in open(os.path.join(out, "demo-data", "thr0.dat")).read().splitlines()]
 assert [(t[0], round(t[1])) for t in thr] == [(1, 102400), (2, 186182), (4, 344202), (8, 655360)], thr
+# the figures on a fuller fixture, with a calibration (the model's lines): three repeats a point
+# (steps t, t - 0.5, t + 2: median t), the ring and one server host at N = 1, 2 on real cores
+# (D = 1), every other point dilated; waits; the colocated PS at N = 2, 4, 8; the k-server sweep
+fig_dir = os.path.join(out, "figs")
+os.makedirs(fig_dir)
+csv_path = os.path.join(fig_dir, "demo.csv")
+def add_fig(label, topo, N, t, k=0, S=0, wait=0.0):
+    for rep, d in enumerate((0.0, -0.5, 2.0), 1):
+        r = dict(label=label, topology=topo, workers=N, dilation=1 if N <= 2 and "colocated" not in label else 8, servers=S,
+                 server_hosts=k, straggler=1, sync="bsp", step_ms=t + d, exchange_ms=t + d - 10, wait_ms=wait,
+                 samples_per_s=N * 1024 / (t + d) * 1e3, params=200000, steps=10, bytes_sent_per_worker=N * 1e6,
+                 bytes_recv_per_worker=N * 1e6, bytes_per_server=4e6, sweep_id="demo", repeat=rep,
+                 command="%s %d %d %d" % (label, N, k, S), error="")
+        pslib.append_row(csv_path, cols, r)
+for N, t in ((1, 10.0), (2, 11.0), (4, 11.9), (8, 12.5)):
+    add_fig("ring", "ring", N, t, wait=0.1 * N)
+for N, t in ((1, 14.0), (2, 26.0), (4, 50.0), (8, 98.0)):
+    add_fig("ps, 1 server host", "ps", N, t, k=1, S=1, wait=0.5)
+for N, t in ((2, 12.0), (4, 13.0), (8, 14.0)):
+    add_fig("ps, N/2 colocated", "ps", N, t, S=N // 2, wait=1.0)
+    add_fig("ps, N colocated", "ps", N, t - 0.5, S=N)
+for k, t in ((2, 26.0), (3, 11.5), (4, 11.0)):
+    add_fig("ps, k server hosts", "ps", 4, t, k=k, S=k)
+add_fig("step alone", "local", 1, 8.0)
+with open(os.path.join(fig_dir, "calibration.csv"), "w") as f:
+    f.write("format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-4,8e-9,0,1000000000,8\n")
+with contextlib.redirect_stdout(io.StringIO()):
+    demo.figures(fig_dir, csv_path, os.path.join(fig_dir, "none.epochs.csv"), os.path.join(fig_dir, "calibration.csv"), o)
+D = lambda name: [shlex.split(l) for l in open(os.path.join(fig_dir, "demo-data", name)).read().splitlines()]   # noqa: E731
+num = lambda name: [[float(x) for x in l] for l in D(name)]   # noqa: E731
+regime = "MLP 784,256,10, batch 3072/worker, fp16; 1-core hosts, 1gbit links, dilation 1..8"
+for name, question in demo.FIGURES:
+    if name == "accuracy":
+        continue
+    svg = open(os.path.join(fig_dir, name + ".svg")).read()
+    assert question.replace("the largest N", "N = 8") in svg, (name, question)
+    assert regime in svg, name
+# throughput: medians with min-max, the points on real cores (D = 1) apart from the dilated ones,
+# the ring's efficiency at its points, and the ring drawn last, over every other curve
+steps = {1: 10.0, 2: 11.0, 4: 11.9, 8: 12.5}
+want = {N: N * 1024 / t * 1e3 for N, t in steps.items()}
+for f, Ns in (("thr0.dat", (1, 2, 4, 8)), ("thr0_real.dat", (1, 2)), ("thr0_dil.dat", (4, 8))):
+    got = num(f)   # N, median, min (the slowest repeat, t + 2), max (t - 0.5)
+    assert [g[0] for g in got] == list(Ns), (f, got)
+    assert all(max(abs(g[1] - want[g[0]]), abs(g[2] - g[0] * 1024 / (steps[g[0]] + 2) * 1e3), abs(g[3] - g[0] * 1024 / (steps[g[0]] - 0.5) * 1e3)) < 1
+               for g in got), (f, got)
+assert [g[0] for g in num("thr2_dil.dat")] == [2, 4, 8] and not os.path.exists(os.path.join(fig_dir, "demo-data", "thr2_real.dat"))
+assert [(e[0], e[2]) for e in D("eff.dat")] == [("2", "%.2f" % (want[2] / 2 / want[1])), ("4", "%.2f" % (want[4] / 4 / want[1])),
+                                              ("8", "%.2f" % (want[8] / 8 / want[1]))], D("eff.dat")
+body = open(os.path.join(fig_dir, "demo-data", "throughput.png.gp")).read()
+clauses = body[body.index("\nplot ") + 6:].split(", \\\n")
+files = [m.group(1) if (m := re.match(r"\s*'([^']*)' using", c)) else "" for c in clauses]
+ring_at = [i for i, f in enumerate(files) if f in ("thr0.dat", "thr0_real.dat", "thr0_dil.dat", "mod0.dat", "eff.dat")]
+other_at = [i for i, f in enumerate(files) if f and f not in ("thr0.dat", "thr0_real.dat", "thr0_dil.dat", "mod0.dat", "eff.dat")]
+assert other_at and ring_at and max(other_at) < min(ring_at) and ring_at[-1] == len(clauses) - 1, files
+assert "pt 7" in clauses[files.index("thr0_real.dat")] and "pt 6" in clauses[files.index("thr0_dil.dat")], clauses
+assert "ran on real cores (D = 1)" in body and "time-dilated (D > 1)" in body, body
+# exchange: the model and the bytes alone only at the N each configuration measured (the colocated
+# PS: 2, 4, 8, never 3, 5, 6, 7), bytes alone = the busiest link's bytes x beta (n = 400000 bytes)
+n, beta = 400000.0, 8e-9
+alone = {0: lambda N: 2 * (N - 1) / N * n, 1: lambda N: max(n, N * n), 2: lambda N: (N + N // 2 - 2) * n / (N // 2),
+         3: lambda N: 2 * (N - 1) / N * n}
+for i, Ns in ((0, [1, 2, 4, 8]), (1, [1, 2, 4, 8]), (2, [2, 4, 8]), (3, [2, 4, 8])):
+    assert [m[0] for m in num("mod%d.dat" % i)] == Ns and [m[0] for m in num("ex%d.dat" % i)] == Ns, (i, num("mod%d.dat" % i))
+    bw = num("bw%d.dat" % i)
+    assert [b[0] for b in bw] == Ns and all(abs(b[1] - alone[i](int(b[0])) * beta * 1e3) < 1e-5 for b in bw), (i, bw)
+assert [round(e[1], 4) for e in num("ex0.dat")] == [round(t - 10 - 0.1 * N, 4) for N, t in ((1, 10.0), (2, 11.0), (4, 11.9), (8, 12.5))]
+# breakdown at N = 8: the repeat with the median step, its compute + exchange + wait = that step,
+# the step's min-max over the repeats beside it
+bars = D("bars.dat")
+assert [b[0] for b in bars] == ["ring", "ps, 1 server host", "ps, N/2 colocated", "ps, N colocated"], bars
+for b, (t, w) in zip(bars, ((12.5, 0.8), (98.0, 0.5), (14.0, 1.0), (13.5, 0.0))):
+    c, e, wt, s, lo, hi = (float(x) for x in b[1:])
+    assert abs(c + e + wt - s) < 1e-9 and (s, lo, hi) == (t, t - 0.5, t + 2) and c == 10.0 and abs(wt - w) < 1e-9, b
+# servers: the hosts each configuration takes, BytePS' formula as the bytes-only bound
+body = open(os.path.join(fig_dir, "demo-data", "servers.png.gp")).read()
+assert "'k=1 (5 hosts)' 1, 'k=2 (6 hosts)' 2, 'k=3 (7 hosts)' 3, 'k=4 (8 hosts)' 4" in body, body
+assert "bytes-only bound, BytePS'' formula" in body and "optimum" not in body and "non-colocated" in body, body
+k = num("k.dat")
+assert [r[:2] for r in k] == [[1, 39.5], [2, 16.0], [3, 1.5], [4, 1.0]], k   # k = 1: the one server host's runs
+assert all(abs(r[5] / (1e3 * 2 * 4 * 3 * n * beta / (16 + 4 * r[0] - 2 * r[0])) - 1) < 1e-5 for r in k), k
+# bytes: what the trainer counts, labelled so; the link formulas (x 2: a process alone on its host
+# sends and receives its link's bytes each way) for the ring and the server host, not the colocated
+body = open(os.path.join(fig_dir, "demo-data", "bytes.png.gp")).read()
+assert "set ylabel 'payload per process, sent + received (MB per step)'" in body, body
+assert [w[:2] for w in num("wb0.dat")] == [[N, 2 * N * 1e6 / 10 / 1e6] for N in (1, 2, 4, 8)], num("wb0.dat")
+assert [[round(x, 6) for x in l] for l in num("link0.dat")] == [[N, round(2 * 2 * (N - 1) / N * n / 1e6, 6)] for N in (1, 2, 4, 8)]
+assert [[round(x, 6) for x in l] for l in num("link1.dat")] == [[N, 2 * n / 1e6, round(2 * N * n / 1e6, 6)] for N in (1, 2, 4, 8)]
+assert not [f for f in os.listdir(os.path.join(fig_dir, "demo-data")) if f in ("link2.dat", "link3.dat")]
 # the crossover is the k from which every larger k also exchanges faster than the ring
 csv_path = os.path.join(out, "k.csv")   # add() writes here from now on
 add("ring", "ring", 4, 11.9)
@@ -233,7 +322,7 @@ with open(os.path.join(out, "model_vs_measured.csv"), "w") as f:
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
-assert "from k=4 on (1.00 vs 1.90 ms, 47.4% less round by round) (model: from k=3; bytes alone, BytePS: k > N^2/(2(N-1)) = 2.67)" in buf.getvalue(), buf.getvalue()
+assert "from k=4 on (1.00 vs 1.90 ms, 47.4% less round by round) (model: from k=3; bytes-only bound, BytePS' formula: k > N^2/(2(N-1)) = 2.67)" in buf.getvalue(), buf.getvalue()
 # the model's errors as its targets count them: per group (the sweep's step and exchange within
 # 10%, the k-server sweep and the straggler runs within 15%), the worst point named in full
 with open(os.path.join(out, "model_vs_measured.csv"), "a") as f:
