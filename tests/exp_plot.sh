@@ -35,4 +35,27 @@ for c in "plot zero.csv|line 2|column samples_per_s" "summary zero.csv|line 2|co
   out=$(cd "$SCRATCH" && "$TOP_SRCDIR/psring" $args 2>&1); rc=$?
   [[ $rc -eq 2 && $(wc -l <<<"$out") -eq 1 && $out == *"$want"* ]] || fail "psring $args: rc $rc: $out"
 done
+# the drawing pieces the demo's figures use: a subtitle under the title (enhanced-text markup in it
+# escaped), labelled x tics, a key entry alone, a bar's min-max as error bars; each drawn by gnuplot
+python3 - "$TOP_SRCDIR/experiments" "$SCRATCH" <<'PY' || fail "plot's drawing pieces"
+import importlib.machinery, importlib.util, os, sys
+loader = importlib.machinery.SourceFileLoader("plot", os.path.join(sys.argv[1], "plot"))
+plot = importlib.util.module_from_spec(importlib.util.spec_from_loader("plot", loader))
+loader.exec_module(plot)
+out = sys.argv[2]
+line = plot.title_line("Question?", subtitle=["a_b regime", "second"])
+assert line == "set title 'Question?' . \"\\n\" . '{/=9 a\\_b regime}' . \"\\n\" . '{/=9 second}'", line
+d = plot.data_file(out, "b.dat", [("ring", 10.0, 2.5, 0.5, 13.0, 12.0, 14.0)])
+body = plot.bars_figure("Q?", "ms", d, [("a", "#000000"), ("b", "#111111"), ("c", "#222222")], subtitle="r", total=("step", 5))
+assert body[-1].endswith("'' using 0:5:6:7 with yerrorbars pt 0 lw 1.5 lc rgb '#000000' title 'step'"), body[-1]
+plot.draw(out, out, "bars", body)
+body = plot.lines_figure("Q?", "ms", [plot.curve("alone", "#000000", expr="NaN", style="points", pt=6),
+                                      plot.curve("", "#000000", plot.data_file(out, "e.dat", [(2, 10.0, "0.80")]), "1:2:3", "labels")],
+                         xtics=[("k=2 (6 hosts)", 2), 4])
+assert "set xtics ('k=2 (6 hosts)' 2, '4' 4)" in body, body
+plot.draw(out, out, "lines", body)
+assert all(os.path.getsize(os.path.join(out, f)) > 1000 for f in ("bars.png", "lines.svg"))
+svg = open(os.path.join(out, "lines.svg")).read()
+assert "k=2 (6 hosts)" in svg and "alone" in svg and ">0.80<" in svg
+PY
 pass "plot"
