@@ -59,7 +59,9 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     s->last_heard = xcalloc(N, sizeof(double));
     s->clock = xcalloc(N, sizeof(uint64_t));
     s->pend_pull = xcalloc(N, sizeof(uint64_t));
-    uint8_t **flags[] = { &s->lost, &s->done, &s->bye, &s->pushed, &s->f16, &s->pend_reply, &s->avg_in };
+    s->share = xcalloc(N, sizeof(uint64_t));
+    uint8_t **flags[] = { &s->lost, &s->done, &s->bye, &s->pushed, &s->f16, &s->pend_reply, &s->avg_in,
+                          &s->want_share, &s->stopped };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) *flags[i] = xcalloc(N, 1);
     s->logged = xcalloc(N + 1, 1);
     double now = timer_now();
@@ -89,6 +91,7 @@ void ps_server_free(ps_server_t *s) {
     free(s->last_heard); free(s->clock); free(s->pend_pull);
     free(s->lost); free(s->done); free(s->bye); free(s->pushed); free(s->f16);
     free(s->pend_reply); free(s->avg_in); free(s->logged);
+    free(s->share); free(s->want_share); free(s->stopped);
     free(s);
 }
 
@@ -135,6 +138,12 @@ void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
     case PS_MSG_HEARTBEAT:
         /* bsp: on the push socket, for this round, it says "my step's compute is done" */
         if (!hb_socket && s->c.sync == SYNC_BSP && h.iteration == s->round && s->ready_t[w] == 0) s->ready_t[w] = timer_now();
+        if (!hb_socket && (h.flags & PS_FLAG_STOPPED) && !s->stopped[w]) {
+            /* out of the clocks, so ssp does not hold the others back for a worker that is done */
+            s->stopped[w] = 1;
+            server_budget_release(s, w);
+            if (s->c.sync == SYNC_SSP) server_release_ssp(s);
+        }
         return;
     case PS_MSG_INIT:
     case PS_MSG_STATE_SET: {
@@ -145,6 +154,12 @@ void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
         memcpy(s->params, p, s->len * 4);
         if (h.type == PS_MSG_INIT) memset(s->state, 0, s->len * s->spp * 4);
         else server_state_convert(s, s->state, (float *)(p + s->len), 1);
+        /* the sample budget and a step's samples (wire.h); only server 0 hands it out, and only
+         * async/ssp end on it (bsp's rounds keep their epochs) */
+        if (s->c.index == 0 && s->c.sync != SYNC_BSP && h.iteration > 0 && h.clock > 0) {
+            s->budget = h.iteration;
+            s->step_samples = h.clock;
+        }
         s->generation++;
         server_send_ctrl(s, w, PS_MSG_ACK);
         server_release_pulls(s);
@@ -152,6 +167,7 @@ void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
     }
     case PS_MSG_PULL:
         s->f16[w] = (h.flags & PS_FLAG_F16) != 0;
+        if (h.flags & PS_FLAG_SHARE) s->want_share[w] = 1;   /* answered (in server_send_params) */
         if (s->generation >= h.iteration && s->generation > 0) server_send_params(s, w, server_global_clock(s));
         else s->pend_pull[w] = h.iteration + 1;
         return;
@@ -211,6 +227,7 @@ static int check_peers(ps_server_t *s) {
         if (s->c.sync == SYNC_ASYNC) {
             s->lost[w] = 1;
             s->nlost++;
+            server_budget_release(s, w);   /* its unspent share goes to the others */
             fprintf(stderr, "psring: ps server %d: worker rank %d (mpi rank %d) silent for %.1f s; "
                     "dropping it and going on without it (async)\n", s->c.index, w,
                     s->c.worker_rank_base + w, quiet);

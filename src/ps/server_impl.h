@@ -15,7 +15,6 @@
 #include "../common/half.h"
 #include <stdatomic.h>
 
-#define PS_FLAG_F16 1u     /* PULL / DONE: answer parameters as half */
 #define AVG_MAX 64
 
 struct ps_server {
@@ -30,6 +29,12 @@ struct ps_server {
     uint64_t *clock;
     uint8_t *lost, *done, *bye, *pushed, *f16, *pend_reply, *avg_in, *logged;
     uint64_t *pend_pull;              /* generation wanted + 1, 0 = none */
+    /* the sample budget (wire.h), handed out by server 0 in shares of one step; every server
+     * leaves a stopped worker out of its clocks */
+    uint64_t budget, step_samples;    /* from worker 0's INIT/STATE_SET; 0 = none */
+    uint64_t issued, counted;         /* samples in shares handed out, in shares pushed */
+    uint64_t *share;                  /* samples of the share worker w holds, 0 = none */
+    uint8_t *want_share, *stopped;
     int nlost;
     /* bsp round, per slice k of the shard (--ps-chunk-kb; one slice = the whole shard): the first
      * push of slice k is held as is (no copy) until the second arrives; slice k is applied and
@@ -93,6 +98,10 @@ uint64_t server_global_clock(const ps_server_t *s);
 void server_release_pulls(ps_server_t *s);
 void server_release_ssp(ps_server_t *s);
 void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *payload);
+/* the flags of server 0's answer to worker w: hands w its next share if it asked for one */
+uint16_t server_budget_flags(ps_server_t *s, int w);
+/* worker w takes no more steps (stopped or lost): its unspent share goes back to the others */
+void server_budget_release(ps_server_t *s, int w);
 
 /* server_stats.c */
 void server_record_staleness(ps_server_t *s, uint64_t read_clock);

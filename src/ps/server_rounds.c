@@ -44,7 +44,7 @@ void server_state_convert(const ps_server_t *s, float *slices, float *shard, int
 uint64_t server_global_clock(const ps_server_t *s) {
     uint64_t g = UINT64_MAX;
     for (int w = 0; w < s->c.nworkers; w++)
-        if (!s->lost[w] && !s->done[w] && s->clock[w] < g) g = s->clock[w];
+        if (!s->lost[w] && !s->done[w] && !s->stopped[w] && s->clock[w] < g) g = s->clock[w];
     if (g == UINT64_MAX) { /* everyone done: the largest clock */
         g = 0;
         for (int w = 0; w < s->c.nworkers; w++) if (s->clock[w] > g) g = s->clock[w];
@@ -58,6 +58,27 @@ void server_release_pulls(ps_server_t *s) {
             s->pend_pull[w] = 0;
             server_send_params(s, w, server_global_clock(s));
         }
+}
+
+/* The sample budget (wire.h): shares of one step, the last one the remainder, handed out as
+ * the answers leave, so a worker held back by ssp holds none while it waits and the others may
+ * take what is left. issued - counted is what the workers hold; a stopped or lost worker's share
+ * goes back, so the budget is spent exactly while any worker is left to spend it. */
+uint16_t server_budget_flags(ps_server_t *s, int w) {
+    if (!s->budget || !s->want_share[w]) return 0;
+    s->want_share[w] = 0;
+    if (!s->share[w] && !s->stopped[w] && s->issued < s->budget) {
+        uint64_t left = s->budget - s->issued;
+        s->share[w] = left < s->step_samples ? left : s->step_samples;
+        s->issued += s->share[w];
+    }
+    if (!s->share[w]) return PS_FLAG_STOP;
+    return s->share[w] < s->step_samples ? PS_FLAG_TAIL : 0;
+}
+
+void server_budget_release(ps_server_t *s, int w) {
+    s->issued -= s->share[w];
+    s->share[w] = 0;
 }
 
 /* ssp: answer the pushes of workers that are now within K clocks of the slowest */
@@ -177,6 +198,12 @@ void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
         return;
     }
     /* async / ssp: apply now */
+    if (s->budget) {   /* server 0 under a budget: the push spends its sender's share */
+        if (!s->share[w] || s->stopped[w]) { server_reject(s, w, PS_WIRE_ESTATE, h); return; }
+        s->counted += s->share[w];
+        s->share[w] = 0;
+        s->want_share[w] = (h->flags & PS_FLAG_SHARE) != 0;
+    }
     double t0 = timer_now();
     float scale = 1.0f / (float)s->c.nworkers;
     if (half) half_to_float(s->acc, p, s->len);

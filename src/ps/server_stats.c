@@ -73,7 +73,7 @@ void server_check_stalls(ps_server_t *s, double now) {
     uint64_t maxc = 0;
     for (int w = 0; w < s->c.nworkers; w++) if (server_worker_live(s, w) && s->clock[w] > maxc) maxc = s->clock[w];
     for (int w = 0; w < s->c.nworkers; w++) {
-        if (!server_worker_live(s, w) || s->done[w]) continue;
+        if (!server_worker_live(s, w) || s->done[w] || s->stopped[w]) continue;
         double quiet;
         if (s->c.sync == SYNC_BSP) {
             if (s->npushed == 0 || s->pushed[w]) continue;
@@ -98,6 +98,9 @@ void ps_server_print_report(const ps_server_t *s, FILE *f) {
             s->c.sync == SYNC_SSP ? s->c.staleness : -1, (unsigned long long)s->updates, mean,
             (unsigned long long)s->stale_max, (unsigned long long)s->clock_gap,
             (unsigned long long)s->rejected, s->nlost);
+    if (s->budget)   /* the samples the workers' pushes spent, against the budget */
+        fprintf(f, "ps server %d: samples=%llu budget=%llu\n", s->c.index, (unsigned long long)s->counted,
+                (unsigned long long)s->budget);
     if (s->c.sync != SYNC_BSP && s->stale_n) {
         fprintf(f, "ps server %d: staleness histogram (clocks: count):", s->c.index);
         for (int i = 0; i < PS_HIST; i++)

@@ -153,6 +153,7 @@ void server_send_params(ps_server_t *s, int w, uint64_t clock) {
     ps_header_t h = server_header(s, PS_MSG_PARAMS, half ? PS_DTYPE_F16 : PS_DTYPE_F32, s->len);
     h.clock = clock;
     h.iteration = s->generation;
+    h.flags = server_budget_flags(s, w);
     if (half) {
         half_from_float(s->half, s->params, s->len);
         server_send_copy(s, w, &h, s->half, s->len * 2);

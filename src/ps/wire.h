@@ -24,6 +24,16 @@
  *   the round's last worker was ready (HEARTBEAT with the round, sent ahead of a push; 0 elsewhere),
  *   so workers can split wait from transfer.
  *
+ *   Sample budget (async/ssp, version 2): the run ends when the workers together have trained on
+ *   a number of samples, wherever each one is in its epochs. Worker 0's INIT or STATE_SET carries
+ *   the budget in iteration and the samples of a full step in clock (0: no budget). Server 0 hands
+ *   the budget out in shares of one step: a PULL or PUSH with PS_FLAG_SHARE asks for the next one,
+ *   and server 0's PARAMS answer says which it got in flags: none of the bits a full step,
+ *   PS_FLAG_TAIL the budget's remainder (budget % step samples), PS_FLAG_STOP nothing (the budget
+ *   is spent: stop). A push spends the share its sender holds. A HEARTBEAT on the data connection
+ *   with PS_FLAG_STOPPED says "I push no more" (every server leaves the sender out of its clocks;
+ *   server 0 takes back an unspent share), as the death of a worker does.
+ *
  * Decoding (ps_wire_decode) checks everything that a header alone can check: size, magic,
  * version, type, dtype allowed for the type, count/payload_len consistency. The server then
  * checks what needs its context (shard index, offset/count within its key range, sender). This
@@ -34,7 +44,7 @@
 #include <stdint.h>
 
 #define PS_WIRE_MAGIC 0x31525350u   /* "PSR1" little-endian */
-#define PS_WIRE_VERSION 1
+#define PS_WIRE_VERSION 2   /* 2: the sample budget (flags on PULL, PUSH, PARAMS, HEARTBEAT) */
 #define PS_HEADER_BYTES 64
 #define PS_WIRE_MAX_COUNT (1ull << 40) /* elements; keeps count * 8 far from overflow */
 
@@ -56,6 +66,13 @@ typedef enum {
     PS_MSG_BYE,           /* worker -> server: leaving (after the last AVG) */
     PS_MSG_TYPE_MAX
 } ps_msg_type_t;
+
+/* header flags (what each means depends on the type) */
+#define PS_FLAG_F16 1u       /* PULL, DONE: answer parameters as half */
+#define PS_FLAG_SHARE 2u     /* PULL, PUSH: give me a share of the sample budget for my next step */
+#define PS_FLAG_TAIL 4u      /* PARAMS from server 0: the share is the budget's remainder */
+#define PS_FLAG_STOP 8u      /* PARAMS from server 0: no share, the budget is spent */
+#define PS_FLAG_STOPPED 16u  /* HEARTBEAT on the data connection: the sender pushes no more */
 
 typedef enum { PS_DTYPE_NONE = 0, PS_DTYPE_F32 = 1, PS_DTYPE_F16 = 2, PS_DTYPE_F64 = 3, PS_DTYPE_MAX } ps_dtype_t;
 

@@ -15,8 +15,6 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#define PS_FLAG_F16 1u
-
 struct ps_worker {
     ps_worker_config_t c;
     void *ctx;
@@ -31,6 +29,9 @@ struct ps_worker {
     uint8_t *logged;
     uint64_t clock, generation, avg_round;
     double step_wait;          /* bsp: the longest wait any server reported for the last push */
+    uint64_t budget, step_samples; /* the sample budget (wire.h), 0 = none */
+    uint64_t share;            /* samples of the share server 0 gave for the next step */
+    int asked;                 /* the request now answered asked for a share */
     uint16_t *half;
     atomic_int inflight;
     atomic_int stop;
@@ -308,6 +309,8 @@ static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *pa
     if (h->dtype == PS_DTYPE_F16) half_to_float(dst, zmq_msg_data(payload), h->count);
     else memcpy(dst, zmq_msg_data(payload), h->count * 4);
     w->read_clock[s] = h->clock;
+    if (s == 0 && w->asked)   /* server 0 hands out the budget; its flags say which share (wire.h) */
+        w->share = h->flags & PS_FLAG_STOP ? 0 : h->flags & PS_FLAG_TAIL ? w->budget % w->step_samples : w->step_samples;
     /* lr carries the push's wait at that server (wire.h); the slowest server's counts */
     if (isfinite(h->lr) && h->lr > w->step_wait) w->step_wait = h->lr;
     timeline_event("pull", t0, timer_now());
@@ -315,9 +318,31 @@ static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *pa
 
 static void on_ack(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {}
 
+void ps_worker_set_budget(ps_worker_t *w, uint64_t budget, uint64_t step_samples) {
+    w->budget = step_samples ? budget : 0;
+    w->step_samples = step_samples;
+}
+
+long ps_worker_share(const ps_worker_t *w) {
+    return w->budget ? (long)w->share : -1;
+}
+
+int ps_worker_stop(ps_worker_t *w) {
+    if (!w->budget) return 0;
+    for (int s = 0; s < w->c.nservers; s++) {
+        ps_header_t h = worker_header(w, s, PS_MSG_HEARTBEAT, PS_DTYPE_NONE, 0);
+        h.flags = PS_FLAG_STOPPED;
+        send_header(w, s, &h, 0);
+    }
+    w->share = 0;
+    return 0;
+}
+
 int ps_worker_init_params(ps_worker_t *w, const float *params) {
     for (int s = 0; s < w->c.nservers; s++) {
         ps_header_t h = worker_header(w, s, PS_MSG_INIT, PS_DTYPE_F32, w->len[s]);
+        h.iteration = w->budget;        /* the sample budget for server 0 (wire.h) */
+        h.clock = w->step_samples;
         send_zero_copy(w, s, &h, params + w->lo[s], w->len[s] * 4);
     }
     wait_replies(w, 0, w->c.nservers, PS_MSG_ACK, 0, 0, on_ack, NULL);
@@ -325,23 +350,27 @@ int ps_worker_init_params(ps_worker_t *w, const float *params) {
     return 0;
 }
 
-static void pull_generation(ps_worker_t *w, float *params) {
+/* share: ask server 0 for a share of the sample budget with the answer */
+static void pull_generation(ps_worker_t *w, float *params, int share) {
+    w->asked = share && w->budget;
     for (int s = 0; s < w->c.nservers; s++) {
         ps_header_t h = worker_header(w, s, PS_MSG_PULL, PS_DTYPE_NONE, 0);
         h.iteration = w->generation;
+        if (w->asked) h.flags = PS_FLAG_SHARE;
         send_header(w, s, &h, 0);
     }
     wait_replies(w, 0, w->c.nservers, PS_MSG_PARAMS, 1, 0, on_params, params);
+    w->asked = 0;
 }
 
 int ps_worker_pull(ps_worker_t *w, float *params) {
     w->generation++;
-    pull_generation(w, params);
+    pull_generation(w, params, 1);   /* before the first step: its share comes with it */
     return 0;
 }
 
 int ps_worker_fetch(ps_worker_t *w, float *params) {
-    pull_generation(w, params);
+    pull_generation(w, params, 0);
     return 0;
 }
 
@@ -354,6 +383,7 @@ static void push_slice(ps_worker_t *w, int s, int k, const float *grads, float l
     h.iteration = w->clock;
     h.clock = w->read_clock[s];
     h.lr = lr;
+    if (w->budget) h.flags = PS_FLAG_SHARE;   /* this push spends a share and asks for the next */
     size_t at = w->lo[s] + off;
     if (half) {
         half_from_float(w->half + at, grads + at, n);
@@ -404,7 +434,10 @@ int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) 
      * back); their headers say how long before the round's last worker this one was ready */
     w->step_wait = 0;
     step_ctx_t sc = { params, grads, lr, next };
+    w->asked = w->budget != 0;
+    w->share = 0;
     wait_replies_n(w, 0, S, PS_MSG_PARAMS, 1, 0, 1, on_step_params, &sc);
+    w->asked = 0;
     wait_inflight(w); /* grads/half are the caller's again */
     double t_end = timer_now();
     if (w->step_wait > t_end - t_push) w->step_wait = t_end - t_push;
@@ -442,6 +475,8 @@ int ps_worker_state_set(ps_worker_t *w, const float *params, const float *state,
         for (int s = 0; s < w->c.nservers; s++) {
             size_t lo = w->lo[s], len = w->len[s];
             ps_header_t h = worker_header(w, s, PS_MSG_STATE_SET, PS_DTYPE_F32, len * (1 + spp));
+            h.iteration = w->budget;    /* as INIT: the sample budget for server 0 */
+            h.clock = w->step_samples;
             zmq_msg_t m;
             zmqCheck(zmq_msg_init_size(&m, len * (1 + spp) * 4));
             float *p = zmq_msg_data(&m);

@@ -28,6 +28,15 @@ typedef struct {
 } ps_worker_config_t;
 
 ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *const *endpoints);
+/* Under a sample budget (async/ssp, wire.h): budget samples in all, step_samples in a full step;
+ * call before init_params/state_set (worker 0 tells the servers) and before the first pull. */
+void ps_worker_set_budget(ps_worker_t *w, uint64_t budget, uint64_t step_samples);
+/* the samples this worker's next step takes (its share, given with the last pull or step's
+ * answer); 0: the budget is spent, stop; -1: no budget */
+long ps_worker_share(const ps_worker_t *w);
+/* this worker takes no more steps: every server leaves it out of its clocks, an unspent share
+ * goes back to the others */
+int ps_worker_stop(ps_worker_t *w);
 /* INIT: these become the servers' parameters (optimizer state zeroed); one worker calls it */
 int ps_worker_init_params(ps_worker_t *w, const float *params);
 /* every worker after init/state_set: wait for that generation and copy it into params (f32) */
