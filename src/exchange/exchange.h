@@ -104,6 +104,15 @@ typedef struct {
     /* Optional (may be NULL): after finish, on worker 0, this topology's own CSV columns
      * (ring: allreduce, op, ...; ps: sync, servers, ...), see metrics.c for the names. */
     void (*report)(exchange_t *ex, exchange_report_t *r);
+    /* Optional (may be NULL: the workers meet at every epoch's end). A run that ends on a sample
+     * budget shared by all workers instead, so a fast worker takes more steps than a slow one
+     * (PS async/ssp). budget: before state_set/sync_params, the samples in all and in a full
+     * step; returns 1 when this exchange ends on them, 0 when it keeps epochs (PS bsp). share:
+     * before each step, the samples it takes (this worker's share of the budget), 0 when the
+     * budget is spent. stop: this worker takes no more steps (an unspent share goes back). */
+    int (*budget)(exchange_t *ex, uint64_t samples, uint64_t step_samples);
+    long (*share)(exchange_t *ex);
+    int (*stop)(exchange_t *ex);
 } exchange_ops_t;
 
 struct exchange {

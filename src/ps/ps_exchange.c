@@ -77,6 +77,25 @@ static int ps_step(exchange_t *ex, float *params, float *grads, size_t count, fl
     return rc;
 }
 
+/* async/ssp end on the sample budget, handed out by server 0 (wire.h); bsp keeps its epochs,
+ * whose rounds make it the same, step by step, as the ring and local */
+static int ps_budget(exchange_t *ex, uint64_t samples, uint64_t step_samples) {
+    ps_impl_t *p = ex->impl;
+    if (p->sync == SYNC_BSP) return 0;
+    ps_worker_set_budget(p->worker, samples, step_samples);
+    return 1;
+}
+
+static long ps_share(exchange_t *ex) {
+    ps_impl_t *p = ex->impl;
+    return ps_worker_share(p->worker);
+}
+
+static int ps_stop(exchange_t *ex) {
+    ps_impl_t *p = ex->impl;
+    return ps_worker_stop(p->worker);
+}
+
 static int ps_average(exchange_t *ex, double *vals, int n) {
     ps_impl_t *p = ex->impl;
     return ps_worker_average(p->worker, vals, n);
@@ -193,7 +212,8 @@ static void ps_report(exchange_t *ex, exchange_report_t *r) {
 }
 
 /* the exchange ops (exchange.h); no grad_ready: a push is one whole-gradient round */
-static const exchange_ops_t ps_ops = { .name = "ps", EXCHANGE_OPS_REQUIRED(ps), .report = ps_report };
+static const exchange_ops_t ps_ops = { .name = "ps", EXCHANGE_OPS_REQUIRED(ps), .report = ps_report,
+                                       .budget = ps_budget, .share = ps_share, .stop = ps_stop };
 
 /* PSRING_PS_ENDPOINT_FILE=F: server s writes the endpoint it bound to F.s (atomically: temp file,
  * rename), for tools that talk to a running server (tests/ps_hostile.sh, monitoring). */

@@ -25,7 +25,7 @@ enum {
     OPT_RING_OP, OPT_AUTOTUNE, OPT_AUTOTUNE_LOG, OPT_HIERARCHICAL,
     OPT_TIMELINE, OPT_STALL_WARN, OPT_PS_AUTH, OPT_DEVICE,
     OPT_OPTIMIZER, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_LARS_ETA, OPT_SAMPLER, OPT_PS_CHUNK_KB, OPT_PS_CREDIT,
-    OPT_CHECK_OPTIONS, OPT_TIMING_SKIP,
+    OPT_CHECK_OPTIONS, OPT_TIMING_SKIP, OPT_SAMPLES,
 };
 
 static const struct option long_opts[] = {
@@ -34,6 +34,7 @@ static const struct option long_opts[] = {
     {"batch", required_argument, 0, OPT_BATCH},
     {"epochs", required_argument, 0, OPT_EPOCHS},
     {"steps", required_argument, 0, OPT_STEPS},
+    {"samples", required_argument, 0, OPT_SAMPLES},
     {"timing-skip", required_argument, 0, OPT_TIMING_SKIP},
     {"lr", required_argument, 0, OPT_LR},
     {"momentum", required_argument, 0, OPT_MOMENTUM},
@@ -148,6 +149,9 @@ void options_usage(FILE *f) {
 "  --servers S                the first S ranks are servers, the rest workers (default 1)\n"
 "  --sync bsp|async|ssp       synchronisation (default bsp)\n"
 "  --staleness K              ssp: max clocks a worker may run ahead of the slowest (default 2)\n"
+"  --samples N                async/ssp: train on N samples in all, shared by the workers (default:\n"
+"                             --epochs x the samples of an epoch); each worker goes on through its\n"
+"                             own epochs until the servers say the budget is spent\n"
 "  --transport tcp|ipc        ZeroMQ transport (default tcp)\n"
 "  --bind ADDR|CIDR|IFACE|auto  address servers bind to; a subnet (10.99.0.0/24) or an interface\n"
 "                             name picks each server host's own address there (default 127.0.0.1)\n"
@@ -266,6 +270,9 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         case OPT_STEPS:
             if (parse_long(optarg, 1, 1L << 40, &v)) FAIL("--steps must be an integer >= 1: got '%s'", optarg);
             o->steps = v; break;
+        case OPT_SAMPLES:
+            if (parse_long(optarg, 1, 1L << 50, &v)) FAIL("--samples must be an integer >= 1: got '%s'", optarg);
+            o->samples = v; break;
         case OPT_TIMING_SKIP:
             if (parse_long(optarg, 0, 1L << 40, &v)) FAIL("--timing-skip must be an integer >= 0: got '%s'", optarg);
             o->timing_skip = v; break;
@@ -447,6 +454,8 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         FAIL("--overlap and --allreduce apply to --topology ring only");
     if (o->topology != TOPO_PS && o->sync != SYNC_BSP)
         FAIL("--sync applies to --topology ps only");
+    if (o->samples && (o->topology != TOPO_PS || o->sync == SYNC_BSP))
+        FAIL("--samples applies to --topology ps --sync async or ssp only (bsp and the ring keep epochs)");
     if (o->topology == TOPO_LOCAL && o->fp16)
         FAIL("--fp16 applies to --topology ring or ps (local has no exchange to compress)");
     if (o->resume[0] && stat(o->resume, &st) != 0)
@@ -539,6 +548,7 @@ uint64_t options_fingerprint(const options_t *o) {
     float fl[] = {o->lr, o->momentum, o->weight_decay, o->warmup_epochs, o->bucket_mb};
     h = fnv(h, fl, sizeof fl);
     h = fnv(h, &o->steps, sizeof o->steps);
+    h = fnv(h, &o->samples, sizeof o->samples);
     h = fnv(h, &o->seed, sizeof o->seed);
     h = fnv(h, o->transport, strlen(o->transport));
     int ring_ints[] = {o->ring_op, o->autotune, o->hierarchical};   /* each changes the collectives run */

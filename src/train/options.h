@@ -27,6 +27,7 @@ typedef struct {
     int batch;               /* as given: per worker (weak) or global (strong) */
     int epochs;
     long steps;              /* cap on optimizer steps in total, 0 = none */
+    long samples;            /* async/ssp: the workers' shared sample budget, 0 = epochs x an epoch's */
     long timing_skip;        /* first steps left out of the timings (warm-up) */
     float lr, momentum, weight_decay;
     uint64_t seed;

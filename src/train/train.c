@@ -72,6 +72,36 @@ static double evaluate(exchange_t *ex, model_t *md, const dataset_t *test) {
     return v[1] > 0 ? v[0] / v[1] : 0.0;
 }
 
+/* Under a sample budget each worker walks its own shard epoch after epoch, into the next epoch's
+ * permutation when this one runs out, so no worker waits for another at an epoch's end. */
+typedef struct { sampler_t *s; int epoch; size_t pos; } cursor_t;
+
+static void cursor_draw(cursor_t *c, uint32_t *out, int n) {
+    for (int i = 0; i < n; i++) {
+        if (c->pos == c->s->num_samples) { sampler_set_epoch(c->s, ++c->epoch); c->pos = 0; }
+        out[i] = c->s->indices[c->pos++];
+    }
+}
+
+/* one micro-batch: gather, forward, backward (with on_ready, the exchange may start sending the
+ * layers that are done); returns its loss */
+static double train_micro(model_t *md, const dataset_t *train, const uint32_t *idx, int n, int overlap_last,
+                          grad_ready_ctx_t *grc, phase_times_t *pt) {
+    double ta = timer_now();
+    model_gather(md, train, idx, n);
+    double tb = timer_now();
+    double loss = model_forward(md, n);
+    double tf = timer_now();
+    model_backward(md, n, overlap_last ? on_grad_ready : NULL, grc);
+    double tc = timer_now();
+    timeline_event("data", ta, tb);
+    timeline_event("forward", tb, tf);
+    timeline_event("backward", tf, tc);
+    pt->data += tb - ta;
+    pt->compute += tc - tb;
+    return loss;
+}
+
 static void write_raw(const char *path, const float *p, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f) die_input("--dump-params %s: %s", path, strerror(errno));
@@ -195,6 +225,16 @@ int main(int argc, char **argv) {
         step = got.step;
         start_epoch = got.epoch;
         start_batch = got.batch_in_epoch;
+    }
+    /* async/ssp on a PS: no epoch end where the workers meet; the run ends on a sample budget all
+     * workers share (--samples, or what --epochs would process; a resumed run what is left of it
+     * by worker 0's place), so a fast worker takes more steps than a slow one */
+    const uint64_t epoch_samples = (uint64_t)sampler.num_samples * (uint64_t)N;
+    uint64_t budget_total = o.samples ? (uint64_t)o.samples : (uint64_t)o.epochs * epoch_samples;
+    const uint64_t resumed = (uint64_t)start_epoch * epoch_samples + (uint64_t)start_batch * (uint64_t)b * (uint64_t)N;
+    budget_total = budget_total > resumed ? budget_total - resumed : 1;
+    const int budget = ex->ops->budget && ex->ops->budget(ex, budget_total, (uint64_t)b * (uint64_t)K) > 0;
+    if (o.resume[0]) {
         if (ex->rank == 0 && ex->ops->state_set(ex, m.params, state, nparams) != 0) die("restoring optimizer state failed");
         if (!o.quiet) printf0("resumed from %s at step %ld (epoch %d, batch %d)\n", o.resume, step, start_epoch + 1, start_batch);
     }
@@ -206,6 +246,9 @@ int main(int argc, char **argv) {
                 "lr %.4g%s, %ld steps/epoch\n",
                 ex->ops->name, N, N == 1 ? "" : "s", b, K > 1 ? " x accumulate" : "", global_batch, o.layers_spec,
                 nparams, (double)lr_target, warmup_steps ? " after warm-up" : "", steps_per_epoch);
+    if (budget && !o.quiet)
+        printf0("sample budget: %llu samples shared by the workers (each goes on through its own epochs until it is spent)\n",
+                (unsigned long long)budget_total);
 
     FILE *losslog = NULL;
     if (o.loss_log[0] && ex->rank == 0) {
@@ -226,7 +269,78 @@ int main(int argc, char **argv) {
     int stop = 0;
     int next_epoch = start_epoch, next_batch = start_batch;   /* where a resumed run continues */
     model_zero_grad(&md);
-    for (int epoch = start_epoch; epoch < o.epochs && !stop; epoch++) {
+    long my_samples = 0;   /* under a budget: the samples this worker trained on */
+    if (budget) {
+        /* every step takes this worker's share, drawn on from its shard across epochs; worker 0
+         * reports and checkpoints at the end of each of its own epochs (no test accuracy there:
+         * that would make every worker meet) */
+        uint32_t *idx = xcalloc((size_t)b, sizeof(uint32_t));
+        cursor_t cur = { &sampler, start_epoch, (size_t)start_batch * (size_t)b };
+        sampler_set_epoch(&sampler, start_epoch);
+        double ep_loss = 0, ep_t0 = timer_now(), prev_mean = NAN;
+        long ep_steps = 0, ep_samples = 0;
+        for (;;) {
+            if (o.steps && step >= o.steps) break;
+            long share = ex->ops->share(ex);
+            if (share <= 0) break;   /* the budget is spent */
+            double t0 = timer_now();
+            int micro = (int)((share + b - 1) / b);
+            grc.scale = 1.0f / (float)micro;
+            double loss = 0;
+            for (int k = 0; k < micro; k++) {
+                int n = share - (long)k * b < b ? (int)(share - (long)k * b) : b;
+                cursor_draw(&cur, idx, n);
+                loss += train_micro(&md, &train, idx, n, overlap && k == micro - 1, &grc, &pt);
+                samples_done += (long)n * N;   /* averaged over the workers: their sum */
+                my_samples += n;
+                ep_samples += n;
+            }
+            loss /= micro;
+            if (micro > 1 && !overlap) model_scale_grads(&md, grc.scale);
+            float lr = lr_target;
+            if (step < warmup_steps) lr = o.lr + (lr_target - o.lr) * (float)step / (float)warmup_steps;
+            double ts = timer_now();
+            if (model_step(&md, ex, lr) != 0) die("exchange step %ld failed", step);
+            timeline_event("exchange", ts, timer_now());
+            step++;
+            ep_steps++;
+            pt.train_total += timer_now() - t0;
+            if (step == o.timing_skip) { pt0 = pt; st0 = ex->stats; samples0 = samples_done; warm = 1; }
+            /* this worker's own loss: averaging it would make the workers meet at every step */
+            if (losslog) fprintf(losslog, "%ld,%.9g\n", step, loss);
+            if (o.log_every && step % o.log_every == 0 && !o.quiet)
+                printf0("  step %ld  loss %.4f  lr %.4g (worker 0)\n", step, loss, (double)lr);
+            ep_loss += loss;
+            if (o.slow_rank == ex->rank && o.slow_ms > 0) usleep((useconds_t)o.slow_ms * 1000);
+            next_epoch = cur.pos == sampler.num_samples ? cur.epoch + 1 : cur.epoch;
+            next_batch = cur.pos == sampler.num_samples ? 0 : (int)(cur.pos / (size_t)b);
+            if (o.checkpoint[0] && o.checkpoint_every && step % o.checkpoint_every == 0)
+                save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, &layout);
+            if (cur.pos == sampler.num_samples) {   /* this worker's epoch is over */
+                double ep_time = timer_now() - ep_t0;
+                prev_mean = ep_loss / (double)ep_steps;
+                if (!o.quiet)
+                    printf0("epoch %3d (worker 0)  step %7ld  loss %.4f  samples/s %9.0f  elapsed %.1fs\n", cur.epoch + 1,
+                            step, prev_mean, (double)ep_samples / ep_time, timer_now() - wall0);
+                if (o.checkpoint[0]) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, &layout);
+                ep_loss = 0; ep_steps = 0; ep_samples = 0; ep_t0 = timer_now();
+            }
+        }
+        free(idx);
+        /* every worker has stopped before the final parameters are read (finish) */
+        if (ex->ops->stop(ex) != 0) die("stopping the exchange failed");
+        /* the mean over the workers of each one's loss over its last epoch (the one in progress,
+         * or the one before when that has no step yet); a worker that took no step has none */
+        double mine = ep_steps ? ep_loss / (double)ep_steps : prev_mean;
+        double v[2] = { isnan(mine) ? 0 : mine, isnan(mine) ? 0 : 1 };
+        if (ex->ops->average(ex, v, 2) != 0) die("averaging the final loss failed");
+        last_loss = v[1] > 0 ? v[0] / v[1] : NAN;
+        if (!o.quiet) {
+            printf("worker %d: %ld steps, %ld samples\n", ex->rank, step, my_samples);
+            fflush(stdout);
+        }
+    }
+    for (int epoch = start_epoch; epoch < o.epochs && !stop && !budget; epoch++) {
         sampler_set_epoch(&sampler, epoch);
         double ep_loss = 0, ep_t0 = timer_now();
         long ep_steps = 0;
@@ -239,21 +353,9 @@ int main(int argc, char **argv) {
             grc.scale = 1.0f / (float)micro;
             double loss = 0;
             for (int k = 0; k < micro; k++, bi++) {
-                double ta = timer_now();
                 size_t off = (size_t)bi * (size_t)b;
                 int n = (int)(sampler.num_samples - off < (size_t)b ? sampler.num_samples - off : (size_t)b);
-                model_gather(&md, &train, sampler.indices + off, n);
-                double tb = timer_now();
-                loss += model_forward(&md, n);
-                double tf = timer_now();
-                int last = k == micro - 1;
-                model_backward(&md, n, overlap && last ? on_grad_ready : NULL, &grc);
-                double tc = timer_now();
-                timeline_event("data", ta, tb);
-                timeline_event("forward", tb, tf);
-                timeline_event("backward", tf, tc);
-                pt.data += tb - ta;
-                pt.compute += tc - tb;
+                loss += train_micro(&md, &train, sampler.indices + off, n, overlap && k == micro - 1, &grc, &pt);
                 samples_done += (long)n * N;
             }
             loss /= micro;
@@ -312,11 +414,16 @@ int main(int argc, char **argv) {
         pt0 = (phase_times_t){0}; st0 = (exchange_stats_t){0}; samples0 = 0;
     }
     long steps_run = ex->stats.steps - st0.steps ? ex->stats.steps - st0.steps : 1;
-    double tv[7] = {pt.data - pt0.data, pt.compute - pt0.compute, ex->stats.exchange_s - st0.exchange_s,
-                    ex->stats.optimizer_s - st0.optimizer_s, pt.train_total - pt0.train_total,
-                    (double)(samples_done - samples0), ex->stats.wait_s - st0.wait_s};
+    /* under a budget the workers took different numbers of steps: each one's mean step, and the
+     * sum of their rates (samples_done counts N x its own, so the mean is the sum) */
+    const double per = budget ? 1.0 / (double)steps_run : 1.0;
+    double tv[7] = {(pt.data - pt0.data) * per, (pt.compute - pt0.compute) * per, (ex->stats.exchange_s - st0.exchange_s) * per,
+                    (ex->stats.optimizer_s - st0.optimizer_s) * per, (pt.train_total - pt0.train_total) * per,
+                    (double)(samples_done - samples0), (ex->stats.wait_s - st0.wait_s) * per};
+    if (budget) tv[5] = pt.train_total - pt0.train_total > 0 ? tv[5] / (pt.train_total - pt0.train_total) : 0;
     if (ex->ops->average(ex, tv, 7) != 0) die("averaging timings failed");
-    double samples_per_s = tv[4] > 0 ? tv[5] / tv[4] : 0;
+    double samples_per_s = budget ? tv[5] : tv[4] > 0 ? tv[5] / tv[4] : 0;
+    if (budget) steps_run = 1;   /* the times are per step already */
 
     if (ex->rank == 0) {
         double ms = 1e3 / (double)steps_run;
