@@ -51,12 +51,9 @@ static void on_grad_ready(void *p, size_t offset, size_t count) {
 static float *grads_alloc_cb(void *ctx, size_t n) { exchange_t *ex = ctx; return ex->ops->grads_alloc(ex, n); }
 static void grads_free_cb(void *ctx, float *p) { exchange_t *ex = ctx; ex->ops->grads_free(ex, p); }
 
-/* Test accuracy: each worker evaluates a contiguous slice of the test set, the exchange sums
- * the counts, so evaluation costs the same on every worker and nobody waits on worker 0. */
-static double evaluate(exchange_t *ex, model_t *md, const dataset_t *test) {
+/* the test images [lo, hi) the model classifies right */
+static double correct_in(model_t *md, const dataset_t *test, int lo, int hi) {
     mlp_t *m = md->m;
-    int lo = (int)((long)test->count * ex->rank / ex->world_size);
-    int hi = (int)((long)test->count * (ex->rank + 1) / ex->world_size);
     double correct = 0;
     uint32_t idx[4096];
     for (int i = lo; i < hi;) {
@@ -67,7 +64,15 @@ static double evaluate(exchange_t *ex, model_t *md, const dataset_t *test) {
         correct += model_correct(md, n);
         i += n;
     }
-    double v[2] = {correct, (double)(hi - lo)};
+    return correct;
+}
+
+/* Test accuracy: each worker evaluates a contiguous slice of the test set, the exchange sums
+ * the counts, so evaluation costs the same on every worker and nobody waits on worker 0. */
+static double evaluate(exchange_t *ex, model_t *md, const dataset_t *test) {
+    int lo = (int)((long)test->count * ex->rank / ex->world_size);
+    int hi = (int)((long)test->count * (ex->rank + 1) / ex->world_size);
+    double v[2] = {correct_in(md, test, lo, hi), (double)(hi - lo)};
     if (ex->ops->average(ex, v, 2) != 0) die("averaging test accuracy across workers failed");
     return v[1] > 0 ? v[0] / v[1] : 0.0;
 }
@@ -272,13 +277,14 @@ int main(int argc, char **argv) {
     long my_samples = 0;   /* under a budget: the samples this worker trained on */
     if (budget) {
         /* every step takes this worker's share, drawn on from its shard across epochs; worker 0
-         * reports and checkpoints at the end of each of its own epochs (no test accuracy there:
-         * that would make every worker meet) */
+         * reports (testing its own copy of the parameters on the whole test set: averaging over
+         * the workers would make them meet) and checkpoints at the end of each of its own epochs */
         uint32_t *idx = xcalloc((size_t)b, sizeof(uint32_t));
         cursor_t cur = { &sampler, start_epoch, (size_t)start_batch * (size_t)b };
         sampler_set_epoch(&sampler, start_epoch);
         double ep_loss = 0, ep_t0 = timer_now(), prev_mean = NAN;
         long ep_steps = 0, ep_samples = 0;
+        int reported = start_epoch;   /* this worker's epochs done and reported */
         for (;;) {
             if (o.steps && step >= o.steps) break;
             long share = ex->ops->share(ex);
@@ -316,12 +322,18 @@ int main(int argc, char **argv) {
             next_batch = cur.pos == sampler.num_samples ? 0 : (int)(cur.pos / (size_t)b);
             if (o.checkpoint[0] && o.checkpoint_every && step % o.checkpoint_every == 0)
                 save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, &layout);
-            if (cur.pos == sampler.num_samples) {   /* this worker's epoch is over */
+            /* this worker's epoch is over: its shard ran out during this step (the draw went on into
+             * the next epoch's order) or exactly at its end */
+            int done = cur.epoch + (cur.pos == sampler.num_samples);
+            if (done > reported) {
+                reported = done;
                 double ep_time = timer_now() - ep_t0;
                 prev_mean = ep_loss / (double)ep_steps;
-                if (!o.quiet)
-                    printf0("epoch %3d (worker 0)  step %7ld  loss %.4f  samples/s %9.0f  elapsed %.1fs\n", cur.epoch + 1,
-                            step, prev_mean, (double)ep_samples / ep_time, timer_now() - wall0);
+                if (!o.quiet && ex->rank == 0) {
+                    double acc = test.count ? correct_in(&md, &test, 0, test.count) / test.count : 0;
+                    printf0("epoch %3d (worker 0)  step %7ld  loss %.4f  test %.2f%%  samples/s %9.0f  elapsed %.1fs\n",
+                            done, step, prev_mean, 100.0 * acc, (double)ep_samples / ep_time, timer_now() - wall0);
+                }
                 if (o.checkpoint[0]) save_checkpoint(ex, &o, &md, state, step, next_epoch, next_batch, &layout);
                 ep_loss = 0; ep_steps = 0; ep_samples = 0; ep_t0 = timer_now();
             }
