@@ -19,6 +19,14 @@ spec = importlib.util.spec_from_loader("demo", loader)
 demo = importlib.util.module_from_spec(spec)
 loader.exec_module(demo)
 import pslib
+# the trainer's epoch lines the time-to-accuracy figure reads: BSP's, and worker 0's own under a
+# sample budget (async, SSP); a step line is not one
+got = [demo.EPOCH_RE.match(l) for l in (
+    "epoch   2/4  step      64  loss 0.2961  test 91.28%  samples/s     19179  elapsed 0.8s",
+    "epoch   1 (worker 0)  step      32  loss 1.5386  test 63.76%  samples/s      6612  elapsed 0.5s",
+    "  step 32  loss 1.5386  lr 0.06 (worker 0)")]
+assert got[0].groups() == ("2", "0.2961", "91.28", "0.8") and got[1].groups() == ("1", "1.5386", "63.76", "0.5") \
+    and got[2] is None, [g and g.groups() for g in got]
 # the dilation correction
 raw = {c: "80" for c in demo.TIMES}
 raw.update(wall_s="16", samples_per_s="1000", topology="ring")
