@@ -176,7 +176,7 @@ void options_usage(FILE *f) {
 "  --timeline FILE            Chrome-trace JSON of every process's phases (Perfetto, chrome://tracing)\n"
 "  --stall-warn SEC           name a rank that makes no progress for SEC s (ring: rank 0, ps: server 0)\n"
 "Testing\n"
-"  --slow-rank R --slow-ms M  worker R sleeps M ms per step (stragglers, SSP tests)\n"
+"  --slow-rank R[,R..] --slow-ms M  workers R (0..63) sleep M ms per step (stragglers, tests)\n"
 "  --check-options            validate the options and exit: 0, or 2 with the one-line error; starts\n"
 "                             no MPI (psring runs it once before mpirun starts N ranks)\n"
 "  -h, --help                 this text\n", f);
@@ -214,7 +214,7 @@ static void defaults(options_t *o) {
     strcpy(o->transport, "tcp");
     strcpy(o->bind, "127.0.0.1");
     o->peer_timeout = 10.0f;
-    o->slow_rank = -1;
+    o->slow_ranks = 0;
     o->optimizer = OPTIM_SGD;
     o->beta1 = 0.9f;
     o->beta2 = 0.999f;
@@ -371,8 +371,17 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
             if (parse_float(optarg, 0.1, 86400, &o->peer_timeout)) FAIL("--peer-timeout must be a number of seconds in [0.1, 86400]: got '%s'", optarg);
             break;
         case OPT_SLOW_RANK:
-            if (parse_long(optarg, 0, 1 << 20, &v)) FAIL("--slow-rank must be an integer >= 0: got '%s'", optarg);
-            o->slow_rank = (int)v; break;
+        {   /* a list, so that every worker of an async run can be slowed to a known pace */
+            char *p = optarg, *end;
+            for (;;) {
+                if (parse_long_at(p, &end, 0, 63, &v) || (*end != ',' && *end != '\0'))
+                    FAIL("--slow-rank must be worker ranks in 0..63, comma-separated: got '%s'", optarg);
+                o->slow_ranks |= 1ull << v;
+                if (!*end) break;
+                p = end + 1;
+            }
+            break;
+        }
         case OPT_SLOW_MS:
             if (parse_long(optarg, 0, 600000, &v)) FAIL("--slow-ms must be an integer in 0..600000: got '%s'", optarg);
             o->slow_ms = (int)v; break;
@@ -488,7 +497,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
         else *slash = 0;
         if (access(dir, W_OK) != 0) FAIL("%s %s: cannot write in %s: %s", outs[i].flag, path, dir, strerror(errno));
     }
-    if (o->slow_ms > 0 && o->slow_rank < 0)
+    if (o->slow_ms > 0 && !o->slow_ranks)
         FAIL("--slow-ms needs --slow-rank");
     if (o->ps_auth[0] && o->topology != TOPO_PS)
         FAIL("--ps-auth applies to --topology ps only");

@@ -66,7 +66,7 @@ typedef struct {
     char transport[8];       /* tcp | ipc */
     char bind[256];          /* address servers bind to */
     float peer_timeout;      /* seconds */
-    int slow_rank;           /* testing: this worker rank sleeps slow_ms per step (-1 off) */
+    uint64_t slow_ranks;     /* testing: these worker ranks (bit r: rank r) sleep slow_ms per step */
     int slow_ms;
     char timeline[1024];     /* Chrome-trace JSON of every process's phases (timeline.h), "" = off */
     float stall_warn;        /* seconds without progress before a rank is named as stalled, 0 = off */

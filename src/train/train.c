@@ -317,7 +317,7 @@ int main(int argc, char **argv) {
             if (o.log_every && step % o.log_every == 0 && !o.quiet)
                 printf0("  step %ld  loss %.4f  lr %.4g (worker 0)\n", step, loss, (double)lr);
             ep_loss += loss;
-            if (o.slow_rank == ex->rank && o.slow_ms > 0) usleep((useconds_t)o.slow_ms * 1000);
+            if (o.slow_ms > 0 && ex->rank < 64 && (o.slow_ranks >> ex->rank & 1)) usleep((useconds_t)o.slow_ms * 1000);
             next_epoch = cur.pos == sampler.num_samples ? cur.epoch + 1 : cur.epoch;
             next_batch = cur.pos == sampler.num_samples ? 0 : (int)(cur.pos / (size_t)b);
             if (o.checkpoint[0] && o.checkpoint_every && step % o.checkpoint_every == 0)
@@ -391,7 +391,7 @@ int main(int argc, char **argv) {
                     printf0("  step %ld  loss %.4f  lr %.4g\n", step, loss, (double)lr);
             }
             ep_loss += loss;
-            if (o.slow_rank == ex->rank && o.slow_ms > 0) usleep((useconds_t)o.slow_ms * 1000);
+            if (o.slow_ms > 0 && ex->rank < 64 && (o.slow_ranks >> ex->rank & 1)) usleep((useconds_t)o.slow_ms * 1000);
             next_epoch = bi >= batches_per_epoch ? epoch + 1 : epoch;
             next_batch = bi >= batches_per_epoch ? 0 : (int)bi;
             if (o.checkpoint[0] && o.checkpoint_every && step % o.checkpoint_every == 0)
