@@ -1,7 +1,7 @@
 #!/bin/bash
 # tree_paths.sh: nothing in the tree falls back to a folder of one particular machine: no absolute
-# path into someone's home or work folders (/work/, /home/, /root/, /Users/, /mnt/, /scratch/,
-# /shared/, /srv/), no folder beside the checkout (../shared), no fixed /tmp folder of data. A tool
+# path into someone's home or work folders (the top-level folders the pattern `home` below lists),
+# no folder beside the checkout (`beside`), no fixed /tmp folder of data (`tmpdata`). A tool
 # or test finds what it needs in the tree, in what its environment names ($PSRING_MNIST_DIR, ...),
 # or says what to set. System paths any machine has (/usr, /proc, /sys, /dev, /etc, /run, /opt,
 # /usr/local/cuda) and scratch files made under /tmp are fine. Scans src/ tests/ experiments/
