@@ -107,6 +107,23 @@ static double train_micro(model_t *md, const dataset_t *train, const uint32_t *i
     return loss;
 }
 
+/* the learning rate of a step: a linear warm-up from --lr to the target over warmup_steps */
+static float lr_at(const options_t *o, float lr_target, long step, long warmup_steps) {
+    return step < warmup_steps ? o->lr + (lr_target - o->lr) * (float)step / (float)warmup_steps : lr_target;
+}
+
+/* the step's exchange: gradient in, next parameters out (the gradients come back zero) */
+static void exchange_step(model_t *md, exchange_t *ex, float lr, long step) {
+    double ts = timer_now();
+    if (model_step(md, ex, lr) != 0) die("exchange step %ld failed", step);
+    timeline_event("exchange", ts, timer_now());
+}
+
+/* --slow-rank/--slow-ms: a straggler made on purpose (tests, experiments) */
+static void slow_down(const options_t *o, int rank) {
+    if (o->slow_ms > 0 && rank < 64 && (o->slow_ranks >> rank & 1)) usleep((useconds_t)o->slow_ms * 1000);
+}
+
 static void write_raw(const char *path, const float *p, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f) die_input("--dump-params %s: %s", path, strerror(errno));
@@ -303,11 +320,8 @@ int main(int argc, char **argv) {
             }
             loss /= micro;
             if (micro > 1 && !overlap) model_scale_grads(&md, grc.scale);
-            float lr = lr_target;
-            if (step < warmup_steps) lr = o.lr + (lr_target - o.lr) * (float)step / (float)warmup_steps;
-            double ts = timer_now();
-            if (model_step(&md, ex, lr) != 0) die("exchange step %ld failed", step);
-            timeline_event("exchange", ts, timer_now());
+            float lr = lr_at(&o, lr_target, step, warmup_steps);
+            exchange_step(&md, ex, lr, step);
             step++;
             ep_steps++;
             pt.train_total += timer_now() - t0;
@@ -317,7 +331,7 @@ int main(int argc, char **argv) {
             if (o.log_every && step % o.log_every == 0 && !o.quiet)
                 printf0("  step %ld  loss %.4f  lr %.4g (worker 0)\n", step, loss, (double)lr);
             ep_loss += loss;
-            if (o.slow_ms > 0 && ex->rank < 64 && (o.slow_ranks >> ex->rank & 1)) usleep((useconds_t)o.slow_ms * 1000);
+            slow_down(&o, ex->rank);
             next_epoch = cur.pos == sampler.num_samples ? cur.epoch + 1 : cur.epoch;
             next_batch = cur.pos == sampler.num_samples ? 0 : (int)(cur.pos / (size_t)b);
             if (o.checkpoint[0] && o.checkpoint_every && step % o.checkpoint_every == 0)
@@ -373,11 +387,8 @@ int main(int argc, char **argv) {
             loss /= micro;
             if (micro > 1 && !overlap)
                 model_scale_grads(&md, grc.scale);
-            float lr = lr_target;
-            if (step < warmup_steps) lr = o.lr + (lr_target - o.lr) * (float)step / (float)warmup_steps;
-            double ts = timer_now();
-            if (model_step(&md, ex, lr) != 0) die("exchange step %ld failed", step);   /* grads come back zero */
-            timeline_event("exchange", ts, timer_now());
+            float lr = lr_at(&o, lr_target, step, warmup_steps);
+            exchange_step(&md, ex, lr, step);
             step++;
             ep_steps++;
             pt.train_total += timer_now() - t0;
@@ -391,7 +402,7 @@ int main(int argc, char **argv) {
                     printf0("  step %ld  loss %.4f  lr %.4g\n", step, loss, (double)lr);
             }
             ep_loss += loss;
-            if (o.slow_ms > 0 && ex->rank < 64 && (o.slow_ranks >> ex->rank & 1)) usleep((useconds_t)o.slow_ms * 1000);
+            slow_down(&o, ex->rank);
             next_epoch = bi >= batches_per_epoch ? epoch + 1 : epoch;
             next_batch = bi >= batches_per_epoch ? 0 : (int)bi;
             if (o.checkpoint[0] && o.checkpoint_every && step % o.checkpoint_every == 0)
