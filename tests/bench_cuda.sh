@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench_cuda.sh: psring-bench-allreduce --device cuda sums exactly on device buffers: 1 rank (ring,
-# mpi, and nccl where libnccl.so.2 loads) and 2 ranks sharing the GPU(s) (ring with many small
-# chunks, mpi), over odd sizes (counts 1, 7, 49, ...), with the CSV of the CPU benchmark. Timings
+# staged, mpi, and nccl where libnccl.so.2 loads) and 2 ranks sharing the GPU(s) (the ring on its
+# IPC path, the staged ring with many small chunks, mpi), over odd sizes (counts 1, 7, 49, ...),
+# with the CSV of the CPU benchmark and a header that names each path and the copy rate. Timings
 # are not judged, only present and positive. SKIP without a usable GPU (bench_cuda_nodev.sh tests
 # that path).
 . "$(dirname "$0")/common.sh"
@@ -21,17 +22,25 @@ mpi 300 -np 1 "$BENCH" --device cuda --impl all -b 4 -e 4M -f 7 -n 3 -w 1 --csv 
 cat "$SCRATCH/out1.txt"
 [ "$(head -1 "$SCRATCH/one.csv")" = "$HEADER" ] || fail "-np 1: CSV header"
 grep -q "^# mpi: staged\|^# mpi: MPI_Allreduce on device pointers" "$SCRATCH/out1.txt" || fail "-np 1: the header does not say how mpi moves device data"
-impls=2
-if grep -q "^# nccl: ncclAllReduce" "$SCRATCH/out1.txt"; then impls=3
+impls=3
+if grep -q "^# nccl: ncclAllReduce" "$SCRATCH/out1.txt"; then impls=4
 else grep -q "^# nccl: skipped: .*NCCL is not available" "$SCRATCH/out1.txt" || fail "-np 1: nccl neither timed nor skipped with a reason"; fi
 # sizes 4, 28, ..., 3294172: 8 sizes
 [ "$(tail -n +2 "$SCRATCH/one.csv" | wc -l)" -eq $((8 * impls)) ] || fail "-np 1: want $((8 * impls)) CSV rows"
 rows_ok "$SCRATCH/one.csv" 1 || fail "-np 1: CSV rows"
 # 2 ranks on the same GPU (or two GPUs): 4 KiB chunks, so each segment is many chunks
-mpi 300 -np 2 "$BENCH" --device cuda --impl both --chunk-kb 4 -b 4 -e 4M -f 7 -n 3 -w 1 --csv "$SCRATCH/two.csv" >"$SCRATCH/out2.txt" 2>&1 \
+mpi 300 -np 2 "$BENCH" --device cuda --impl all --chunk-kb 4 -b 4 -e 4M -f 7 -n 3 -w 1 --csv "$SCRATCH/two.csv" >"$SCRATCH/out2.txt" 2>&1 \
     || { cat "$SCRATCH/out2.txt"; fail "bench --device cuda -np 2: status $?"; }
 cat "$SCRATCH/out2.txt"
-[ "$(tail -n +2 "$SCRATCH/two.csv" | wc -l)" -eq 16 ] || fail "-np 2: want 16 CSV rows"
+impls=3
+grep -q "^# nccl: ncclAllReduce" "$SCRATCH/out2.txt" && impls=4
+[ "$(tail -n +2 "$SCRATCH/two.csv" | wc -l)" -eq $((8 * impls)) ] || fail "-np 2: want $((8 * impls)) CSV rows"
+grep -q "^# ring: ipc: " "$SCRATCH/out2.txt" || fail "-np 2: the ring did not take the IPC path on one host"
+grep -q "^# staged: \(staged\|cuda-aware\): " "$SCRATCH/out2.txt" || fail "-np 2: no staged ring beside it"
+grep -q "^# copy rate C = [0-9.]* GB/s" "$SCRATCH/out2.txt" || fail "-np 2: no copy rate in the header"
+if [ "$(grep -c "^# GPUs: rank 0 -> \(.*\), rank 1 -> \1\$" "$SCRATCH/out2.txt")" = 1 ]; then
+    grep -q "2 ranks per GPU: busbw <= 2(N-1)/(N R) x C = 0.500 C" "$SCRATCH/out2.txt" || fail "-np 2 on one GPU: no physical bound"
+fi
 rows_ok "$SCRATCH/two.csv" 2 || fail "-np 2: CSV rows"
 grep -q "^# GPUs: rank 0 -> .*rank 1 -> " "$SCRATCH/out2.txt" || fail "-np 2: no GPU placement line"
 echo "PASS: bench allreduce --device cuda exact with 1 and 2 ranks"

@@ -71,8 +71,9 @@ csv_col() { python3 -c 'import pslib, sys; print(pslib.read_rows(sys.argv[1])[0]
 # its path (src/ring): MODE msg, messages (the CPU ring with PSRING_RING_SHM=0 or across hosts, the
 # GPU's staged or CUDA-aware ring): sent and received are each the cost; MODE shm, the load/store
 # ring on one host: sent = stores into the peers' buffers, received = loads from them, (N-1) x its
-# segment each, so only their sum is the cost. Prints what differs and returns 1.
-ring_bytes_check() { # csv msg|shm
+# segment each, so only their sum is the cost; the GPU's IPC path (ring_path ipc) counts the same
+# way. MODE auto: the CSV's ring_path says which. Prints what differs and returns 1.
+ring_bytes_check() { # csv msg|shm|auto
   python3 - "$1" "$2" <<'PY'
 import pslib, sys
 r = pslib.read_rows(sys.argv[1])[0]
@@ -80,11 +81,14 @@ n, N, steps = int(r["params"]), int(r["workers"]), int(r["steps"])
 sent, recv = int(r["bytes_sent_per_worker"]), int(r["bytes_recv_per_worker"])
 want = 2 * (N - 1) * n / N * 4 * steps
 slack = 2 * (N - 1) * 4 * steps
-got = {"msg": (sent, recv), "shm": (sent + recv,)}[sys.argv[2]]
-bad = [g for g in got if abs(g - want) > slack] or (sys.argv[2] == "shm" and abs(sent - recv) > slack)
+mode = sys.argv[2]
+if mode == "auto":
+    mode = "shm" if r.get("ring_path") in ("shm", "ipc") else "msg"
+got = {"msg": (sent, recv), "shm": (sent + recv,)}[mode]
+bad = [g for g in got if abs(g - want) > slack] or (mode == "shm" and abs(sent - recv) > slack)
 if bad or steps <= 0:
     print("%s (%s): bytes sent %d recv %d over %d steps; the ring's 2(N-1)/N n x 4 B x steps = %d (N=%d, n=%d)"
-          % (sys.argv[1], sys.argv[2], sent, recv, steps, want, N, n))
+          % (sys.argv[1], mode, sent, recv, steps, want, N, n))
     sys.exit(1)
 PY
 }

@@ -35,12 +35,15 @@ for dev in cpu cuda; do
   run ps-$dev "${MPI3[@]}" "$TRAIN" --topology ps --servers 1 --device $dev
 done
 for name in local adam ring mpi ps; do check_pair $name; done
-# the ring's bytes against its cost 2(N-1)/N n per step (ring_bytes_check): the GPU ring sends
-# messages (staged or CUDA-aware) and --allreduce mpi counts that payload; the CPU ring counts its
-# path's way, the load/store window on one host unless PSRING_RING_SHM=0 (then messages too)
+# the ring's bytes against its cost 2(N-1)/N n per step (ring_bytes_check): the GPU ring on one
+# host loads and stores through CUDA IPC (counted as the CPU's load/store window), and must have
+# taken that path; --allreduce mpi counts the messages' payload; the CPU ring counts its path's
+# way, the load/store window on one host unless PSRING_RING_SHM=0 (then messages too)
 cpu_mode=$([[ ${PSRING_RING_SHM:-1} == 0 ]] && echo msg || echo shm)
 ring_bytes_check "$SCRATCH/ring-cpu.csv" "$cpu_mode" || fail "ring --device cpu: bytes are not the ring's cost"
-for name in ring-cuda mpi-cuda mpi-cpu; do
+[[ $(csv_col "$SCRATCH/ring-cuda.csv" ring_path) == ipc ]] || fail "ring --device cuda: ring_path $(csv_col "$SCRATCH/ring-cuda.csv" ring_path), not ipc"
+ring_bytes_check "$SCRATCH/ring-cuda.csv" auto || fail "ring-cuda: bytes are not the ring's cost"
+for name in mpi-cuda mpi-cpu; do
   ring_bytes_check "$SCRATCH/$name.csv" msg || fail "$name: bytes are not the ring's cost"
 done
 pass "--device cuda matches --device cpu (local sgd/adam, ring, mpi, ps)"

@@ -36,7 +36,7 @@
 /* what is this benchmark's own; -b -e -f -n -w --csv --compute-us --compute are the driver's */
 typedef struct {
     int check, impl_ring, impl_mpi, impl_hier, fp16, chunk_kb;
-    int impl_nccl, device_cuda;   /* --impl nccl|all with --device cuda */
+    int impl_nccl, impl_staged, device_cuda;   /* --impl nccl|staged|all with --device cuda */
     const char *impl_arg;
 } ar_opts_t;
 
@@ -53,14 +53,16 @@ static void ar_flag(void *own, int c, const char *arg) {
     case OPT_IMPL:
         a->impl_hier = 0;
         a->impl_nccl = 0;
+        a->impl_staged = 0;
         a->impl_arg = arg;
         if (!strcmp(arg, "ring")) { a->impl_ring = 1; a->impl_mpi = 0; }
         else if (!strcmp(arg, "mpi")) { a->impl_ring = 0; a->impl_mpi = 1; }
         else if (!strcmp(arg, "both")) { a->impl_ring = 1; a->impl_mpi = 1; }
         else if (!strcmp(arg, "hierarchical")) { a->impl_ring = 0; a->impl_mpi = 0; a->impl_hier = 1; }
         else if (!strcmp(arg, "nccl")) { a->impl_ring = 0; a->impl_mpi = 0; a->impl_nccl = 1; }
-        else if (!strcmp(arg, "all")) { a->impl_ring = 1; a->impl_mpi = 1; a->impl_hier = 1; a->impl_nccl = 1; }
-        else bench_refuse("--impl must be ring, mpi, both, hierarchical, nccl or all: '%s'", arg);
+        else if (!strcmp(arg, "staged")) { a->impl_ring = 0; a->impl_mpi = 0; a->impl_staged = 1; }
+        else if (!strcmp(arg, "all")) { a->impl_ring = 1; a->impl_mpi = 1; a->impl_hier = 1; a->impl_nccl = 1; a->impl_staged = 1; }
+        else bench_refuse("--impl must be ring, staged, mpi, both, hierarchical, nccl or all: '%s'", arg);
         break;
     case OPT_FP16: a->fp16 = 1; break;
     case OPT_DEVICE:
@@ -81,10 +83,12 @@ static void ar_check(void *own, const bench_opts_t *o, int nranks) {
     if (o->compute_mlp && a->device_cuda) bench_refuse("--compute is not implemented with --device cuda%s", "");
     if (!a->device_cuda) {
         if (!strcmp(a->impl_arg, "nccl")) bench_refuse("--impl nccl needs --device cuda%s", "");
+        if (!strcmp(a->impl_arg, "staged")) bench_refuse("--impl staged needs --device cuda (the CPU ring stages nothing)%s", "");
         a->impl_nccl = 0;
+        a->impl_staged = 0;
     } else {
         /* on the GPU: ring, mpi and nccl; the rest has no device version */
-        if (!strcmp(a->impl_arg, "hierarchical")) bench_refuse("--impl hierarchical is not implemented with --device cuda (ring, mpi, nccl, both or all)%s", "");
+        if (!strcmp(a->impl_arg, "hierarchical")) bench_refuse("--impl hierarchical is not implemented with --device cuda (ring, staged, mpi, nccl, both or all)%s", "");
         a->impl_hier = 0;
         if (a->fp16) bench_refuse("--fp16 is not implemented with --device cuda%s", "");
         if (o->compute_us) bench_refuse("--compute-us is not implemented with --device cuda%s", "");
@@ -99,10 +103,12 @@ static const bench_spec_t ar_spec = {
     .synopsis = "mpirun -np N psring-bench-allreduce [options]",
     .help =
 "  -c, --check 0|1       check the result against the exact sum (default 1)\n"
-"      --impl ring|mpi|both|hierarchical|nccl|all  psring's ring, MPI_Allreduce, both side by\n"
-"                        side, the hierarchical allreduce (host reduce, ring across hosts, host\n"
-"                        broadcast), NCCL (--device cuda only), or all: ring, mpi and hierarchical\n"
-"                        on the CPU; ring, mpi and nccl (where NCCL can run) on the GPU (default both)\n"
+"      --impl ring|staged|mpi|both|hierarchical|nccl|all  psring's ring, MPI_Allreduce, both\n"
+"                        side by side, the hierarchical allreduce (host reduce, ring across hosts,\n"
+"                        host broadcast), NCCL (--device cuda only), or all: ring, mpi and\n"
+"                        hierarchical on the CPU; ring (CUDA IPC on one host), staged (the ring\n"
+"                        through pinned host buffers), mpi and nccl (where NCCL can run) on the GPU\n"
+"                        (default both)\n"
 "      --device cpu|cuda buffers in host memory, or in GPU memory with each rank on GPU\n"
 "                        local_rank % device_count (ring on the device, mpi direct or staged) (cpu)\n"
 "      --fp16            the ring sends halves (accumulates in float); mpi stays float\n"
@@ -216,8 +222,8 @@ int main(int argc, char **argv) {
 #ifdef HAVE_CUDA
     if (ar.device_cuda) {   /* the GPU run is its own half (allreduce_cuda.c); same rows, same CSV */
         bench_cuda_opts_t co = {.sweep = &o, .check = ar.check, .chunk_kb = ar.chunk_kb, .impl_ring = ar.impl_ring,
-                                .impl_mpi = ar.impl_mpi, .impl_nccl = ar.impl_nccl,
-                                .nccl_required = ar.impl_nccl && !ar.impl_ring && !ar.impl_mpi, .csv = csv};
+                                .impl_staged = ar.impl_staged, .impl_mpi = ar.impl_mpi, .impl_nccl = ar.impl_nccl,
+                                .nccl_required = ar.impl_nccl && !ar.impl_ring && !ar.impl_mpi && !ar.impl_staged, .csv = csv};
         long wrong = bench_allreduce_cuda(&co, cuda_dev);
         int csv_bad = bench_csv_close(&o, csv);   /* its own line: not counted as wrong elements */
         if (rank == 0 && wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", wrong);

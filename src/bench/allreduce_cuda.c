@@ -1,8 +1,10 @@
 /* allreduce_cuda.c: psring-bench-allreduce --device cuda. The same driver as the CPU benchmark
  * (allreduce.c: sizes, warm-up, blocks that alternate implementations after a barrier, the slowest
  * rank's mean, the same columns and CSV), with every buffer in device memory:
- *   ring  psring's ring on device buffers (ring_cuda.h: pinned host staging, or device pointers to
- *         a CUDA-aware MPI), reduction by the GPU kernel
+ *   ring    psring's ring on device buffers (ring_cuda.h): ranks on one host through CUDA IPC
+ *           (peers' buffers mapped, one kernel per rank), else as "staged"
+ *   staged  the same ring with IPC off: pinned host staging (or device pointers to a CUDA-aware
+ *           MPI), reduction by the GPU kernel
  *   mpi   MPI_Allreduce on the device pointer when MPI is CUDA-aware, else staged: D2H into a
  *         pinned buffer, MPI_Allreduce on it, H2D (what the trainer's --allreduce mpi does)
  *   nccl  ncclAllReduce (libnccl.so.2 through dlopen, as the trainer); NCCL needs one GPU per
@@ -26,12 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { DIMPL_RING, DIMPL_MPI, DIMPL_NCCL } dimpl_t;
-static const char *const dimpl_name[] = {"ring", "mpi", "nccl"};
+typedef enum { DIMPL_RING, DIMPL_STAGED, DIMPL_MPI, DIMPL_NCCL } dimpl_t;
+static const char *const dimpl_name[] = {"ring", "staged", "mpi", "nccl"};
 
 typedef struct {
     int rank, nranks, mpi_direct;
-    ring_cuda_t *ring;
+    ring_cuda_t *ring, *staged;
     nccl_ring_t *nccl;
     float *d_buf;        /* maxcount floats on the device: what every implementation reduces */
     float *h_stage;      /* pinned, maxcount: staged MPI_Allreduce */
@@ -54,6 +56,9 @@ static void run_once(dev_bench_t *b, dimpl_t impl, size_t count) {
     case DIMPL_RING:
         ring_cuda_allreduce(b->ring, b->d_buf, count);
         break;
+    case DIMPL_STAGED:
+        ring_cuda_allreduce(b->staged, b->d_buf, count);
+        break;
     case DIMPL_MPI:
         if (b->mpi_direct) {
             cudaCheck(cudaDeviceSynchronize());   /* MPI reads the buffer outside any stream */
@@ -73,7 +78,7 @@ static void run_once(dev_bench_t *b, dimpl_t impl, size_t count) {
 /* one size's calls for bench_time */
 typedef struct {
     dev_bench_t *b;
-    dimpl_t impls[3];
+    dimpl_t impls[4];
     size_t count;
 } dev_run_t;
 
@@ -132,6 +137,14 @@ static int describe_gpus(int rank, int nranks, int dev, char **list) {
     return distinct;
 }
 
+/* the header's words for a ring's path */
+static const char *ring_path_text(const ring_cuda_t *r) {
+    const char *p = ring_cuda_path(r);
+    if (!strcmp(p, "ipc")) return "ipc: peers' device buffers mapped through CUDA IPC, one kernel per rank loads and stores them";
+    if (!strcmp(p, "cuda-aware")) return "cuda-aware: device pointers to a CUDA-aware MPI, reduction kernel";
+    return "staged: through pinned host buffers on a CUDA stream and MPI, reduction kernel";
+}
+
 int bench_cuda_pin(void) {
     int rank;
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -162,7 +175,8 @@ long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
     int distinct = describe_gpus(b.rank, b.nranks, dev, &gpus);
     b.mpi_direct = ring_cuda_mpi_aware();
     mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &b.mpi_direct, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-    if (o->impl_ring) b.ring = ring_cuda_create(MPI_COMM_WORLD, maxcount, (size_t)o->chunk_kb * 1024);
+    if (o->impl_ring) b.ring = ring_cuda_create(MPI_COMM_WORLD, maxcount, (size_t)o->chunk_kb * 1024, 1);
+    if (o->impl_staged) b.staged = ring_cuda_create(MPI_COMM_WORLD, maxcount, (size_t)o->chunk_kb * 1024, 0);
     int impl_nccl = o->impl_nccl;
     char nccl_err[512] = "";
     if (impl_nccl) {
@@ -185,19 +199,28 @@ long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
                b.nranks, name, b.nranks, distinct, o->chunk_kb, sw->iters, sw->warmup, o->check);
         printf("# GPUs: %s\n", gpus);
         free(gpus);
-        printf("# ring: %s\n", b.ring ? (ring_cuda_direct(b.ring) ? "device pointers to a CUDA-aware MPI, reduction kernel"
-                                                                   : "staged through pinned host buffers on a CUDA stream, reduction kernel")
-                                      : "not timed");
+        printf("# ring: %s\n", b.ring ? ring_path_text(b.ring) : "not timed");
+        printf("# staged: %s\n", b.staged ? ring_path_text(b.staged) : "not timed");
         printf("# mpi: %s\n", !o->impl_mpi ? "not timed" : b.mpi_direct ? "MPI_Allreduce on device pointers (CUDA-aware MPI)"
                                                                         : "staged: D2H to pinned host, MPI_Allreduce, H2D (MPI is not CUDA-aware)");
         printf("# nccl: %s%s\n", !o->impl_nccl ? "not timed" : b.nccl ? "ncclAllReduce (libnccl.so.2)" : "skipped: ", b.nccl ? "" : nccl_err);
-        printf("# rank 0's GPU alone, 64 MiB: cudaMemcpy D2D %.1f GB/s, reduction kernel %.1f GB/s (bytes moved)\n", copy_gbps, add_gbps);
+        printf("# rank 0's GPU alone, 64 MiB: cudaMemcpy D2D %.1f GB/s, reduction kernel %.1f GB/s (bytes read + written)\n", copy_gbps, add_gbps);
+        /* N ranks, R of them on each GPU: every rank's buffer is read once and written once in
+         * full, so each GPU's memory copies R x bytes; busbw = 2 (N-1)/N x bytes / t */
+        int per_gpu = (b.nranks + distinct - 1) / distinct;
+        double c = copy_gbps / 2;
+        printf("# copy rate C = %.1f GB/s (bytes copied per second)", c);
+        if (per_gpu > 1)
+            printf("; %d ranks per GPU: busbw <= 2(N-1)/(N R) x C = %.3f C = %.1f GB/s (each GPU reads and writes R x bytes)",
+                   per_gpu, 2.0 * (b.nranks - 1) / ((double)b.nranks * per_gpu), 2.0 * (b.nranks - 1) / ((double)b.nranks * per_gpu) * c);
+        printf("\n");
         bench_row_header();
     }
 
     dev_run_t run = { .b = &b };
     bench_impls_t im = { .nimpl = 0, .warm = dev_warm, .timed = dev_timed, .self = &run };
     if (o->impl_ring) run.impls[im.nimpl++] = DIMPL_RING;
+    if (o->impl_staged) run.impls[im.nimpl++] = DIMPL_STAGED;
     if (o->impl_mpi) run.impls[im.nimpl++] = DIMPL_MPI;
     if (impl_nccl) run.impls[im.nimpl++] = DIMPL_NCCL;
     long total_wrong = 0;
@@ -207,7 +230,7 @@ long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
         cudaCheck(cudaMemset(b.d_buf, 0, maxcount * sizeof(float)));
         cudaCheck(cudaDeviceSynchronize());
         run.count = count;
-        double tsum[3];
+        double tsum[4];
         bench_time(sw, &im, tsum);
         for (int k = 0; k < im.nimpl; k++) {
             double t = tsum[k] / sw->iters, tmax = 0;
@@ -220,6 +243,7 @@ long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
         }
     }
     if (b.ring) ring_cuda_free(b.ring);
+    if (b.staged) ring_cuda_free(b.staged);
     if (b.nccl) nccl_ring_free(b.nccl);
     cudaCheck(cudaFree(b.d_buf));
     if (b.h_stage) cudaCheck(cudaFreeHost(b.h_stage));

@@ -12,7 +12,7 @@
 typedef struct {
     const bench_opts_t *sweep;            /* -b -e -f -n -w */
     int check, chunk_kb;
-    int impl_ring, impl_mpi, impl_nccl;   /* which to time, in this order */
+    int impl_ring, impl_staged, impl_mpi, impl_nccl;   /* which to time, in this order */
     int nccl_required;                    /* --impl nccl: refusing NCCL is an error, not a skipped row */
     FILE *csv;                            /* rank 0: the --csv file (header written), else NULL */
 } bench_cuda_opts_t;

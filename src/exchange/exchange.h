@@ -120,6 +120,7 @@ struct exchange {
     int rank;          /* this worker's rank among workers, 0..world_size-1 (servers: -1) */
     int world_size;    /* number of workers */
     int local_rank;    /* rank among processes on this host (device pinning) */
+    int local_size;    /* workers on this host (how they share its GPUs) */
     int is_worker;
     int process_rank;  /* rank among all processes (mpirun's), for messages */
     int process_count;

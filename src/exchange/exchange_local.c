@@ -52,7 +52,7 @@ exchange_t *exchange_local_create(const optim_config_t *optim, size_t count) {
     exchange_t *ex = xcalloc(1, sizeof *ex);
     local_t *l = xcalloc(1, sizeof *l);
     /* rank 0 of 1, everywhere */
-    *ex = (exchange_t){ .ops = &local_ops, .world_size = 1, .is_worker = 1, .process_count = 1,
+    *ex = (exchange_t){ .ops = &local_ops, .world_size = 1, .local_size = 1, .is_worker = 1, .process_count = 1,
                         .optim = *optim, .step_clears_grads = 1 };
     l->count = count;
     l->state = xcalloc(count * optim_state_per_param(&ex->optim), sizeof(float));

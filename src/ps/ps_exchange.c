@@ -300,6 +300,7 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     mpiCheck(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
     mpiCheck(MPI_Comm_split(local, ex->is_worker, rank, &role));
     mpiCheck(MPI_Comm_rank(role, &ex->local_rank));
+    mpiCheck(MPI_Comm_size(role, &ex->local_size));
     mpiCheck(MPI_Comm_free(&role));
     mpiCheck(MPI_Comm_free(&local));
     p->started_mpi = started;

@@ -38,14 +38,15 @@ EXTRA_DIST += tests/ring_allreduce.sh tests/ring_bench.sh tests/ring_equivalence
 # exchange's device step (libring_cuda.a); programs that may train on the GPU link
 # $(PSRING_CUDA_FIRST) before every other psring library and $(PSRING_CUDA_LAST) after the rest.
 EXTRA_DIST += src/ring/ring_cuda_kernels.cu tests/ring_cuda.sh
-noinst_HEADERS += src/ring/ring_cuda.h
+noinst_HEADERS += src/ring/ring_cuda.h src/ring/ring_cuda_ipc.h
 if HAVE_CUDA
 noinst_LIBRARIES += src/ring/libring_cuda.a
-src_ring_libring_cuda_a_SOURCES = src/ring/ring_cuda.c src/ring/ring_exchange_cuda.c
+src_ring_libring_cuda_a_SOURCES = src/ring/ring_cuda.c src/ring/ring_cuda_ipc.c src/ring/ring_exchange_cuda.c
 src_ring_libring_cuda_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(CUDA_CFLAGS)
 src_ring_libring_cuda_a_LIBADD = src/ring/ring_cuda_kernels.o
 src_ring_libring_cuda_a_DEPENDENCIES = src/ring/ring_cuda_kernels.o
 src/ring/ring_cuda_kernels.o: $(top_srcdir)/src/ring/ring_cuda_kernels.cu $(top_srcdir)/src/ring/ring_cuda.h \
+    $(top_srcdir)/src/ring/ring_cuda_ipc.h \
     $(top_srcdir)/src/common/cuda_check.h
 	@$(MKDIR_P) src/ring
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) $(MPI_CFLAGS) -c $(top_srcdir)/src/ring/ring_cuda_kernels.cu -o $@
@@ -56,7 +57,7 @@ PSRING_CUDA_LAST = $(CUDA_LIBS) -ldl
 
 check_PROGRAMS += tests/test_ring_cuda
 tests_test_ring_cuda_SOURCES = tests/test_ring_cuda.c
-tests_test_ring_cuda_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_test_ring_cuda_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(CUDA_CFLAGS)
 tests_test_ring_cuda_LDADD = src/ring/libring_cuda.a src/common/libcommon_cuda.a src/ring/libring.a \
   src/common/libcommon.a $(MPI_LIBS) $(CUDA_LIBS) -ldl -lpthread -lm
 TESTS += tests/ring_cuda.sh

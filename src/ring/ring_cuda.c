@@ -1,6 +1,7 @@
 /* ring_cuda.c: the ring of ring_allreduce.c on device buffers (API and guarantees in ring_cuda.h),
- * and NCCL loaded with dlopen. What it deliberately does not do: fp16, overlap with backward,
- * several GPUs per rank.
+ * and NCCL loaded with dlopen. Ranks on one host take the IPC path (ring_cuda_ipc.c); the rest of
+ * this file is the message ring, staged or on a CUDA-aware MPI. What it deliberately does not do:
+ * fp16, overlap with backward, several GPUs per rank.
  *
  * Staged ring, one step t of the 2 (N-1) at a time (segments exactly as ring_allreduce.c:
  * send seg_sent(t) right, receive seg_recv(t) from the left; the segment received at step t is the
@@ -20,6 +21,7 @@
  * With a CUDA-aware MPI the same steps run on device pointers: Irecv into a device scratch
  * segment (or straight into place), Isend from the buffer, add kernel after the wait. */
 #include "ring_cuda.h"
+#include "ring_cuda_ipc.h"
 #include "ring_allreduce.h"
 #include "common/mpi_check.h"
 #include "common/cuda_check.h"
@@ -38,6 +40,7 @@
 struct ring_cuda {
     MPI_Comm comm;
     int rank, size, left, right, direct;
+    ring_ipc_t *ipc;                /* the IPC path; NULL: messages */
     size_t chunk, seg_cap;          /* elements per chunk; elements per staging buffer */
     size_t req_cap;
     float *h[3];                    /* pinned staging, seg_cap floats each */
@@ -84,7 +87,15 @@ static void reserve(ring_cuda_t *r, size_t count) {
     }
 }
 
-ring_cuda_t *ring_cuda_create(MPI_Comm comm, size_t max_count, size_t chunk_bytes) {
+/* once, from rank 0: why the ring does not take the IPC path */
+static void say_staged(const ring_cuda_t *r, const char *why) {
+    if (r->rank == 0) {
+        fprintf(stderr, "psring: device ring: no CUDA IPC (%s): the %s ring runs\n", why, r->direct ? "CUDA-aware" : "staged");
+        fflush(stderr);
+    }
+}
+
+ring_cuda_t *ring_cuda_create(MPI_Comm comm, size_t max_count, size_t chunk_bytes, int allow_ipc) {
     ring_cuda_t *r = xcalloc(1, sizeof *r);
     ring_comm_setup(comm, &r->comm, &r->rank, &r->size, &r->left, &r->right);
     r->chunk = ring_chunk_elems(chunk_bytes);
@@ -93,12 +104,19 @@ ring_cuda_t *ring_cuda_create(MPI_Comm comm, size_t max_count, size_t chunk_byte
     mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &direct, 1, MPI_INT, MPI_MIN, r->comm));
     r->direct = direct;
     cudaCheck(cudaStreamCreate(&r->stream));   /* blocking: orders after the default stream's work */
-    if (r->size > 1) reserve(r, max_count);
+    const char *env = getenv("PSRING_RING_IPC");
+    if (r->size > 1 && allow_ipc && !(env && !strcmp(env, "0"))) {
+        char why[256] = "";
+        r->ipc = ring_ipc_create(r->comm, r->rank, r->size, r->stream, why, sizeof why);
+        if (!r->ipc) say_staged(r, why);
+    }
+    if (r->size > 1 && !r->ipc) reserve(r, max_count);
     return r;
 }
 
 void ring_cuda_free(ring_cuda_t *r) {
     if (!r) return;
+    ring_ipc_free(r->ipc);
     mpiCheck(MPI_Comm_free(&r->comm));
     for (int i = 0; i < 3; i++) if (r->h[i]) cudaCheck(cudaFreeHost(r->h[i]));
     if (r->d_scratch) cudaCheck(cudaFree(r->d_scratch));
@@ -108,7 +126,7 @@ void ring_cuda_free(ring_cuda_t *r) {
     free(r);
 }
 
-int ring_cuda_direct(const ring_cuda_t *r) { return r->direct; }
+const char *ring_cuda_path(const ring_cuda_t *r) { return r->ipc ? "ipc" : r->direct ? "cuda-aware" : "staged"; }
 uint64_t ring_cuda_bytes_sent(const ring_cuda_t *r) { return r->bytes_sent; }
 uint64_t ring_cuda_bytes_recv(const ring_cuda_t *r) { return r->bytes_recv; }
 
@@ -206,6 +224,13 @@ static void run_direct(ring_cuda_t *r, float *buf, size_t count) {
 
 void ring_cuda_allreduce(ring_cuda_t *r, float *d_buf, size_t count) {
     if (r->size == 1 || count == 0) return;
+    if (r->ipc) {
+        char why[256] = "";
+        if (ring_ipc_allreduce(r->ipc, d_buf, count, &r->bytes_sent, &r->bytes_recv, why, sizeof why)) return;
+        say_staged(r, why);   /* the same verdict on every rank: all leave the IPC path for good */
+        ring_ipc_free(r->ipc);
+        r->ipc = NULL;
+    }
     if (count > (size_t)r->size * (size_t)0x7fffffff) die("ring_cuda_allreduce: count %zu too large", count);
     reserve(r, count);
     if (r->direct) run_direct(r, d_buf, count);

@@ -1,14 +1,19 @@
 /* ring_cuda.h: ring_allreduce.h's ring on GPU buffers, the reduction kernel, and NCCL.
  *
- *   ring_cuda_t *r = ring_cuda_create(MPI_COMM_WORLD, max_count, chunk_bytes);  // collective
+ *   ring_cuda_t *r = ring_cuda_create(MPI_COMM_WORLD, max_count, chunk_bytes, 1);  // collective
  *   ring_cuda_allreduce(r, d_grads, count);     // collective; d_grads (device) = sum over ranks
  *   ring_cuda_free(r);                          // collective
  *
- * The same segments, chunk-steps and order of additions as ring_allreduce, so its result is bit
- * for bit the CPU ring's on the same data. Transfers go through pinned host staging buffers
- * (Debian's Open MPI is not CUDA-aware); when the MPI library says at run time that it is CUDA-aware
- * (MPIX_Query_cuda_support), device pointers go to MPI directly. The additions are a GPU kernel.
- * Only in --with-cuda builds (libring_cuda.a). Not here: fp16 on the wire, multi-GPU per rank. */
+ * The same segments and order of additions as ring_allreduce, so its result is bit for bit the
+ * CPU ring's on the same data, whichever path runs:
+ *   ipc         every rank on one host (sharing GPUs or not): peers' device buffers mapped through
+ *               CUDA IPC, one kernel per rank reads and writes them directly (ring_cuda_ipc.c)
+ *   cuda-aware  the MPI library says at run time that it takes device pointers
+ *               (MPIX_Query_cuda_support): the message ring on device pointers
+ *   staged      otherwise (Debian's Open MPI, several hosts): the message ring through pinned
+ *               host buffers, the additions a GPU kernel
+ * Only in --with-cuda builds (libring_cuda.a). Not here: fp16 on the wire, several GPUs per rank,
+ * IPC inside each host with the network ring between hosts (several hosts take the staged ring). */
 #ifndef PSRING_RING_CUDA_H
 #define PSRING_RING_CUDA_H
 #include <mpi.h>
@@ -19,11 +24,18 @@ extern "C" {
 #endif
 
 typedef struct ring_cuda ring_cuda_t;
-ring_cuda_t *ring_cuda_create(MPI_Comm comm, size_t max_count, size_t chunk_bytes);
+/* allow_ipc 0: never the IPC path (the benchmark times the staged ring beside it). The IPC path is
+ * also off when PSRING_RING_IPC=0 is in every rank's environment. When IPC cannot run (ranks on
+ * several hosts, a handle that will not open), rank 0 says why in one line on stderr, once, and
+ * the staged (or CUDA-aware) ring runs. */
+ring_cuda_t *ring_cuda_create(MPI_Comm comm, size_t max_count, size_t chunk_bytes, int allow_ipc);
 void ring_cuda_free(ring_cuda_t *r);
+/* Any count, the same on every rank; d_buf device memory (for the IPC path: cudaMalloc'd, any
+ * offset into it; other memory takes the staged path, said once). Returns with the sum complete on
+ * the device; work the caller queued on other streams must be complete before the call. */
 void ring_cuda_allreduce(ring_cuda_t *r, float *d_buf, size_t count);
-/* 1 when MPI gets device pointers (a CUDA-aware MPI), 0 when the ring stages through the host */
-int ring_cuda_direct(const ring_cuda_t *r);
+/* the path the last call took, or the next will: "ipc", "cuda-aware" or "staged" */
+const char *ring_cuda_path(const ring_cuda_t *r);
 /* payload bytes this rank sent / received, summed over calls */
 uint64_t ring_cuda_bytes_sent(const ring_cuda_t *r);
 uint64_t ring_cuda_bytes_recv(const ring_cuda_t *r);

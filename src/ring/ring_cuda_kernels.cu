@@ -3,6 +3,7 @@
  * chunks are, except odd segment offsets), else over floats: memory-bound either way, so the
  * only goal is full-width loads. Not here: other operations or types. */
 #include "ring_cuda.h"
+#include "ring_cuda_ipc.h"
 #include "common/cuda_check.h"
 
 #define THREADS 256
@@ -48,6 +49,51 @@ extern "C" void ring_cuda_add(float *d_dst, const float *d_src, size_t n, void *
         return;
     }
     add1_kernel<<<grid_for(n), THREADS, 0, s>>>(d_dst, d_src, n);
+    cudaCheck(cudaGetLastError());
+}
+
+/* the IPC path's kernel (ring_cuda_ipc.c): every rank's pointer to one row of segments, in the
+ * ring's order of addition. The bulk as float4 when all n pointers share one alignment; the head
+ * that reaches it and the tail, element by element. */
+typedef struct { float *p[RING_IPC_MAX_RANKS]; } ipc_ptrs_t;
+
+__global__ void ipc_reduce_kernel(ipc_ptrs_t a, int n, size_t head, size_t n4, size_t len) {
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = tid; i < n4; i += stride) {
+        float4 acc = reinterpret_cast<const float4 *>(a.p[0] + head)[i];
+        for (int k = 1; k < n; k++) {
+            float4 b = reinterpret_cast<const float4 *>(a.p[k] + head)[i];
+            acc.x += b.x; acc.y += b.y; acc.z += b.z; acc.w += b.w;
+        }
+        for (int k = 0; k < n; k++) reinterpret_cast<float4 *>(a.p[k] + head)[i] = acc;
+    }
+    const size_t tail = head + 4 * n4, extra = head + (len - tail);
+    for (size_t i = tid; i < extra; i += stride) {
+        size_t e = i < head ? i : tail + (i - head);
+        float acc = a.p[0][e];
+        for (int k = 1; k < n; k++) acc += a.p[k][e];
+        for (int k = 0; k < n; k++) a.p[k][e] = acc;
+    }
+}
+
+extern "C" void ring_cuda_ipc_reduce(float *const *p, int n, size_t len, void *stream) {
+    if (len == 0) return;
+    if (n < 1 || n > RING_IPC_MAX_RANKS) die("ring_cuda_ipc_reduce over %d ranks", n);
+    ipc_ptrs_t a;
+    uintptr_t mis = (uintptr_t)p[0] & 15;
+    int same = 1;
+    for (int k = 0; k < n; k++) {
+        a.p[k] = p[k];
+        same &= ((uintptr_t)p[k] & 15) == mis;
+    }
+    size_t head = 0, n4 = 0;
+    if (same) {
+        head = mis ? (16 - mis) / 4 : 0;   /* floats are 4-byte aligned: mis is 0, 4, 8 or 12 */
+        if (head > len) head = len;
+        n4 = (len - head) / 4;
+    }
+    size_t work = n4 > len - 4 * n4 ? n4 : len - 4 * n4;
+    ipc_reduce_kernel<<<grid_for(work), THREADS, 0, (cudaStream_t)stream>>>(a, n, head, n4, len);
     cudaCheck(cudaGetLastError());
 }
 

@@ -47,6 +47,8 @@ void ringex_allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
     int N = ex->world_size;
     if (N == 1 || n == 0) return;
     const float scale = x->op == RING_OP_AVERAGE ? 1.0f / (float)N : 1.0f;
+    x->path = x->hier_on ? "hierarchical" : x->op == RING_OP_ADASUM ? "adasum" : x->impl != ALLREDUCE_RING ? "mpi"
+            : !x->fp16 && ring_buffer_shared(r, buf, n) ? "shm" : "messages";
     if (x->hier_on) {   /* options refuse hierarchical and adasum with --overlap: whole buffer */
         uint64_t s0 = x->hier.bytes_sent, r0 = x->hier.bytes_recv;
         hier_allreduce(&x->hier, buf, n);
@@ -240,6 +242,7 @@ static void ring_report(exchange_t *ex, exchange_report_t *r) {
     exchange_report_set(r, "hierarchical", "%d", x->hier_on);
     exchange_report_set(r, "fp16", "%d", x->fp16);
     exchange_report_set(r, "overlap", "%d", x->overlap);
+    if (x->path) exchange_report_set(r, "ring_path", "%s", x->path);
 }
 
 /* The gradients in the ring's shared window (one host), so step()'s ring_allreduce loads and
@@ -319,6 +322,7 @@ exchange_t *exchange_ring_create(const ring_config_t *c, size_t count) {
     MPI_Comm node;
     mpiCheck(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ex->rank, MPI_INFO_NULL, &node));
     mpiCheck(MPI_Comm_rank(node, &ex->local_rank));
+    mpiCheck(MPI_Comm_size(node, &ex->local_size));
     mpiCheck(MPI_Comm_free(&node));
     mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &x->comm));
     mpiCheck(MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN));

@@ -1,6 +1,7 @@
 /* ring_exchange_cuda.c: the ring topology with --device cuda. It is ring_exchange.c's exchange
  * (MPI start-up, fingerprints, broadcasts, averages, checkpoints all unchanged) with step_device
- * added: the gradient never leaves the GPU except through the ring's pinned staging buffers.
+ * added: the gradient never leaves the GPU (ranks on one host reduce it through CUDA IPC; across
+ * hosts it goes through the ring's pinned staging buffers).
  *   step_device: barrier (wait) -> sum-allreduce on the device (psring's ring on device buffers,
  *   MPI_Allreduce on a host copy, or NCCL) -> scale 1/N (kernel) -> optimizer (kernel; its state
  *   lives on the device) with the gradient cleared in the same pass.
@@ -124,6 +125,14 @@ static void rd_free(exchange_t *ex) {
     inner_free(ex);   /* frees ex and finalises MPI */
 }
 
+/* the inner report, with the device path in ring_path */
+static void rd_report(exchange_t *ex, exchange_report_t *r) {
+    ringdev_t *d = ex->device_impl;
+    if (d->inner->report) d->inner->report(ex, r);
+    exchange_report_set(r, "ring_path", "%s", d->impl == ALLREDUCE_RING ? ring_cuda_path(d->ring)
+                                              : d->impl == ALLREDUCE_NCCL ? "nccl" : "mpi");
+}
+
 exchange_t *exchange_ring_cuda_create(const ring_config_t *c, size_t count) {
     exchange_t *ex = exchange_ring_create(c, count);
     if (!ex) return NULL;
@@ -142,6 +151,7 @@ exchange_t *exchange_ring_cuda_create(const ring_config_t *c, size_t count) {
     d->ops.state_get = rd_state_get;
     d->ops.step_device = rd_step_device;
     d->ops.free = rd_free;
+    d->ops.report = rd_report;
     /* the host gradient is never exchanged here (the device one is): plain memory, not the CPU
      * ring's shared-memory window (a collective allocation of the whole gradient on every rank) */
     d->ops.grads_alloc = NULL;
@@ -154,7 +164,7 @@ exchange_t *exchange_ring_cuda_create(const ring_config_t *c, size_t count) {
     d->h_state = cuda_host_alloc((d->nstate ? d->nstate : 1) * sizeof(float));
     mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &d->comm));
     size_t chunk_bytes = (size_t)(c->chunk_kb > 0 ? c->chunk_kb : 0) * 1024;
-    if (d->impl == ALLREDUCE_RING) d->ring = ring_cuda_create(MPI_COMM_WORLD, count, chunk_bytes);
+    if (d->impl == ALLREDUCE_RING) d->ring = ring_cuda_create(MPI_COMM_WORLD, count, chunk_bytes, 1);
     if (d->impl == ALLREDUCE_MPI) d->h_stage = cuda_host_alloc((count ? count : 1) * sizeof(float));
     if (d->impl == ALLREDUCE_NCCL) {
         char err[512];

@@ -9,7 +9,8 @@
 #include <sys/file.h>
 
 const char *const metrics_columns[] = {
-    "topology", "allreduce", "sync", "staleness", "servers", "workers", "device", "transport",
+    "topology", "allreduce", "sync", "staleness", "servers", "workers", "device", "gpus", "ranks_per_gpu",
+    "ring_path", "transport",
     "fp16", "overlap", "accumulate", "optimizer", "sampler", "op", "hierarchical", "layers", "params", "batch_per_worker", "global_batch",
     "epochs", "steps", "steps_per_epoch", "lr", "seed", "samples_per_s", "step_ms", "data_ms", "compute_ms",
     "exchange_ms", "wait_ms", "optimizer_ms", "bytes_sent_per_worker", "bytes_recv_per_worker",

@@ -22,6 +22,14 @@ int model_device_check(device_t dev) {
     return EXIT_BADINPUT;
 }
 
+int model_device_count(device_t dev) {
+#ifdef HAVE_CUDA
+    if (dev == DEVICE_CUDA) return cuda_device_count(NULL, 0);
+#endif
+    (void)dev;
+    return 0;
+}
+
 void model_init(model_t *md, mlp_t *m, device_t dev, int local_rank) {
     memset(md, 0, sizeof *md);
     md->m = m;

@@ -21,6 +21,8 @@ typedef struct {
 /* Returns 0, or 2 after printing one line when --device cuda has no usable GPU or the build has
  * no CUDA. Call before anything starts MPI, so every rank fails the same clean way. */
 int model_device_check(device_t dev);
+/* GPUs this process can see (0 with --device cpu) */
+int model_device_count(device_t dev);
 /* m is initialised (mlp_init); with cuda the device model is a copy of it on GPU local_rank % n */
 void model_init(model_t *md, mlp_t *m, device_t dev, int local_rank);
 void model_free(model_t *md);

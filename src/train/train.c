@@ -445,6 +445,12 @@ int main(int argc, char **argv) {
                     (double)(samples_done - samples0), (ex->stats.wait_s - st0.wait_s) * per};
     if (budget) tv[5] = pt.train_total - pt0.train_total > 0 ? tv[5] / (pt.train_total - pt0.train_total) : 0;
     if (ex->ops->average(ex, tv, 7) != 0) die("averaging timings failed");
+    /* how the workers shared GPUs (local_rank % GPUs on each host): the average of a host's GPUs
+     * in use over its workers, times N, is the sum over hosts */
+    const int ndev = model_device_count(o.device), here = ex->local_size > 0 ? ex->local_size : 1;
+    double gpus_used = ndev > 0 ? (double)(here < ndev ? here : ndev) / here : 0;
+    if (ex->ops->average(ex, &gpus_used, 1) != 0) die("averaging the GPUs in use failed");
+    const int ranks_per_gpu = ndev > 0 ? (here + ndev - 1) / ndev : 0;
     double samples_per_s = budget ? tv[5] : tv[4] > 0 ? tv[5] / tv[4] : 0;
     if (budget) steps_run = 1;   /* the times are per step already */
 
@@ -461,6 +467,8 @@ int main(int argc, char **argv) {
             metrics_set(&r, "topology", "%s", topology_name(o.topology));
             metrics_set(&r, "workers", "%d", N);
             metrics_set(&r, "device", "%s", o.device == DEVICE_CUDA ? "cuda" : "cpu");
+            metrics_set(&r, "gpus", "%.0f", gpus_used * N);
+            metrics_set(&r, "ranks_per_gpu", "%d", ranks_per_gpu);
             exchange_report_t rep = { report_column, &r };   /* the topology's own columns */
             if (ex->ops->report) ex->ops->report(ex, &rep);
             metrics_set(&r, "accumulate", "%d", K);
