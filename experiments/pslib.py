@@ -26,18 +26,25 @@ def mnist_dir(root=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):
 
 MNIST_MISSING = "no MNIST (set PSRING_MNIST_DIR, or run experiments/get-mnist)"
 
-# the trainer's columns (src/train/metrics.c)
+# the trainer's columns (src/train/metrics.c). gpus, ranks_per_gpu (0 on the CPU) and ring_path
+# (ipc, staged, cuda-aware, nccl, mpi, shm, messages; empty for ps/local) came later: a file from
+# before has none of them, and code reads them with row.get (missing = empty)
 TRAINER_COLUMNS = [
-    "topology", "allreduce", "sync", "staleness", "servers", "workers", "device", "transport",
+    "topology", "allreduce", "sync", "staleness", "servers", "workers", "device", "gpus", "ranks_per_gpu", "ring_path",
+    "transport",
     "fp16", "overlap", "accumulate", "optimizer", "sampler", "op", "hierarchical", "layers", "params", "batch_per_worker", "global_batch",
     "epochs", "steps", "steps_per_epoch", "lr", "seed", "samples_per_s", "step_ms", "data_ms", "compute_ms",
     "exchange_ms", "wait_ms", "optimizer_ms", "bytes_sent_per_worker", "bytes_recv_per_worker",
     "bytes_per_server", "staleness_mean", "staleness_max", "lost_workers", "final_loss",
     "test_accuracy", "wall_s",
 ]
-# what the sweep adds
+# what psring sweep adds about how its runs were made: mps, 1 when they ran under the sweep's own
+# MPS daemon (--mps), else 0 (the demo has no such column)
+SWEEP_COLUMNS = ["mps"]
+# what the sweep and the demo add
 EXTRA_COLUMNS = ["repeat", "sweep_id", "error", "command"]
-KEY_COLUMNS = ["sweep_id", "repeat", "command"]
+# a run's identity for resuming: under MPS the same command is another run (mps empty in the demo's)
+KEY_COLUMNS = ["sweep_id", "repeat", "command", "mps"]
 
 
 def complaint(prog):
@@ -173,8 +180,10 @@ def step_alone(r):
 CELLS = {"topology": ({"ring", "ps", "local"}, 0, 0), "sync": ({"bsp", "async", "ssp"}, 0, 1), "workers": (1, 0, 0),
          "params": (1, 0, 0), "batch_per_worker": (1, 0, 0), "step_ms": (0, 1, 0), "exchange_ms": (0, 0, 0),
          "wait_ms": (0, 0, 1), "samples_per_s": (0, 1, 0), "servers": (0, 0, 1), "server_hosts": (0, 0, 1),
-         "staleness": (0, 0, 1), "steps_per_epoch": (0, 0, 1), "straggler": (0, 1, 1), "ps_chunk_kb": (0, 0, 1)}
-INTEGERS = {"workers", "params", "batch_per_worker", "servers", "server_hosts", "staleness", "steps_per_epoch"}
+         "staleness": (0, 0, 1), "steps_per_epoch": (0, 0, 1), "straggler": (0, 1, 1), "ps_chunk_kb": (0, 0, 1),
+         "gpus": (0, 0, 1), "ranks_per_gpu": (0, 0, 1), "mps": ({"0", "1"}, 0, 1)}
+INTEGERS = {"workers", "params", "batch_per_worker", "servers", "server_hosts", "staleness", "steps_per_epoch", "gpus",
+            "ranks_per_gpu"}
 
 
 def check_cells(rows, path):
