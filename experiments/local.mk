@@ -5,7 +5,7 @@
 EXP_TESTS = tests/exp_csv.sh tests/exp_model.sh tests/exp_model_scale.sh tests/exp_demo.sh tests/exp_plot.sh tests/exp_timeline.sh \
   tests/exp_sweep_resume.sh tests/exp_sweep_mps.sh tests/exp_wait.sh tests/gpu_check.sh
 TESTS += $(EXP_TESTS)
-EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_small.epochs.csv \
+EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_small.epochs.csv tests/fixtures/sweep_gpu.csv \
   tests/fixtures/demo_small.csv tests/fixtures/published_small.csv docs/tradeoff.md docs/img
 
 # The LD_PRELOAD shims of the emulated cluster, each built as a "program" named .so so that

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # exp_plot.sh: psring plot on the committed fixture CSV makes every figure as a non-empty PNG
-# and SVG (PNG magic checked); bad input gets one line and exit 2.
+# and SVG (PNG magic checked); bad input gets one line and exit 2; a GPU sweep's throughput
+# figure draws the reference its ranks' sharing of the GPUs allows (checked through its data).
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 command -v gnuplot >/dev/null || skip "gnuplot missing"
@@ -57,5 +58,62 @@ plot.draw(out, out, "lines", body)
 assert all(os.path.getsize(os.path.join(out, f)) > 1000 for f in ("bars.png", "lines.svg"))
 svg = open(os.path.join(out, "lines.svg")).read()
 assert "k=2 (6 hosts)" in svg and "alone" in svg and ">0.80<" in svg
+PY
+# GPU sweeps (psring sweep --device cuda; tests/fixtures/sweep_gpu.csv: ring and ps with 1-8 ranks
+# on one GPU, with and without MPS, samples/s shaped like an H200's): the figure's data. Where ranks
+# share the GPU the reference is one rank's throughput, flat, not N x it; where each has its own,
+# the ideal linear line; the subtitle says which and whether MPS ran; series tell MPS and the path
+# apart; the CPU fixture's figure keeps its ideal line and axis
+python3 - "$TOP_SRCDIR" "$SCRATCH" <<'PY' || fail "the GPU sweep's throughput figure"
+import os, re, subprocess, sys
+import pslib
+top, out = sys.argv[1], sys.argv[2]
+
+
+def plot(rows, name):
+    """psring plot of rows; {title: data rows or expression} of its throughput curves, and the script"""
+    csv_path = os.path.join(out, name + ".csv")
+    cols = list(rows[0])
+    for r in rows:
+        pslib.append_row(csv_path, cols, r)
+    subprocess.run([os.path.join(top, "psring"), "plot", csv_path, "-o", os.path.join(out, name)], check=True,
+                   stdout=subprocess.DEVNULL)
+    data = os.path.join(out, name, "plotdata")
+    gp = open(os.path.join(data, "throughput.png.gp")).read()
+    curves = {}
+    for src, title in re.findall(r"^(?:plot |  )(.*?) title '(.*?)'(?:, \\)?$", gp, re.M):
+        m = re.match(r"'(.*?)' using", src)
+        curves[title] = [[float(x) for x in l.split()] for l in open(os.path.join(data, m.group(1)))] if m else src.split()[0]
+    return curves, gp
+
+
+gpu = pslib.read_rows(os.path.join(top, "tests/fixtures/sweep_gpu.csv"))
+curves, gp = plot(gpu, "shared")
+flat = "one rank (ranks share 1 GPU: its compute does not grow with the ranks)"
+assert sorted(curves) == sorted([flat, "ring (ipc)", "ring (ipc, MPS)", "ps S=1", "ps S=1 (MPS)"]), sorted(curves)
+best_one = max(float(r["samples_per_s"]) for r in gpu if r["workers"] == "1")
+assert curves[flat] == [[n, best_one] for n in (1, 2, 4, 8)], curves[flat]
+assert "ideal linear" not in gp, gp
+assert "ranks share 1 GPU (up to 8 ranks on one), with and without MPS" in gp, gp
+assert "set xlabel 'ranks N'" in gp
+# each series holds its own runs (the one-rank ring row, no path, starts the ipc curve): median, min, max
+for title, topo, mps in (("ring (ipc)", "ring", "0"), ("ring (ipc, MPS)", "ring", "1"), ("ps S=1 (MPS)", "ps", "1")):
+    want = sorted([int(r["workers"])] + [float(r["samples_per_s"])] * 3 for r in gpu if r["topology"] == topo and r["mps"] == mps)
+    assert curves[title] == want, (title, curves[title], want)
+# every rank with a GPU of its own, no MPS: the ideal linear line, no flat one, no MPS in the names
+own = [dict(r, gpus=r["workers"], ranks_per_gpu="1", mps="0") for r in gpu if r["mps"] == "1"]
+curves, gp = plot(own, "own")
+assert sorted(curves) == sorted(["ideal linear (N x best one rank: a GPU each)", "ring (ipc)", "ps S=1"]), sorted(curves)
+assert curves["ideal linear (N x best one rank: a GPU each)"] == "x*%g" % best_one, curves
+assert "each rank has a GPU of its own (8 GPUs), without MPS" in gp and "share" not in gp, gp
+# two GPUs shared by up to 4 ranks each under MPS: min(N, 2) x one rank
+two = [dict(r, gpus=str(min(int(r["workers"]), 2)), ranks_per_gpu=str(max(1, int(r["workers"]) // 2))) for r in gpu if r["mps"] == "1"]
+curves, gp = plot(two, "two")
+ref = "min(N, 2) x one rank (ranks share 2 GPUs: compute grows up to 2 ranks only)"
+assert curves[ref] == [[1, best_one], [2, 2 * best_one], [4, 2 * best_one], [8, 2 * best_one]], curves
+assert "ranks share 2 GPUs (up to 4 ranks on one), under MPS" in gp and "ring (ipc)" in curves, (gp, sorted(curves))
+# the CPU sweep's figure as it was
+cpu = open(os.path.join(out, "fig/plotdata/throughput.png.gp")).read()
+assert "title 'ideal linear (N x best N=1)'" in cpu and "set xlabel 'workers (N)'" in cpu and "GPU" not in cpu, cpu
 PY
 pass "plot"
