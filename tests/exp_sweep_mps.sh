@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # exp_sweep_mps.sh: psring sweep --mps, the sweep's own MPS daemon, without a GPU. Stand-ins on
-# PATH play nvidia-cuda-mps-control (-d: a control file in $CUDA_MPS_PIPE_DIRECTORY and a sleeping
-# "nvidia-cuda-mps-server"; quit on stdin: both gone) and psring-train (PSRING_BUILDDIR: each rank
-# notes the MPS variables it was given and whether the daemon's control file was there, rank 0
-# writes the result row). Checked: each refusal (MPS missing, no --device cuda, -d failing, -d
-# exiting 0 with no daemon, a daemon already running, another one's pipe folder) is one line and
-# exit 2 with nothing started or left; a sweep's runs, started by the launcher through mpirun,
-# see the daemon's pipe and log folders, and the daemon is stopped and its folders removed after
-# a sweep that passed, one with a failed run, Ctrl-C and SIGTERM; mps is part of the resume key.
+# PATH play nvidia-cuda-mps-control (-d: a control file and a pid file in $CUDA_MPS_PIPE_DIRECTORY
+# and a sleeping "nvidia-cuda-mps-server"; quit on stdin: the server gone, the control file left,
+# as the real daemon leaves its socket) and psring-train (PSRING_BUILDDIR: each rank notes the MPS
+# variables it was given and whether the daemon's control file was there, rank 0 writes the row).
+# Checked: each refusal (MPS missing, no --device cuda, -d failing, -d exiting 0 with no daemon, a
+# daemon's processes running, a control socket that answers) is one line and exit 2 with nothing
+# started or left, and a socket left behind is no refusal; the launcher names the folders to
+# mpirun; a sweep's runs, started by the launcher through mpirun, see the daemon's pipe and log
+# folders while it is up, and it is stopped and its folders removed after a sweep that passed,
+# one with a failed run, a daemon that stays after quit, Ctrl-C and SIGTERM; mps is part of the
+# resume key.
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 command -v "$MPIRUN" >/dev/null || skip "mpirun missing"
@@ -15,7 +18,10 @@ alive() { [[ -e /proc/$1 ]] && ! grep -q '^[0-9]* (.*) [ZX] ' "/proc/$1/stat" 2>
 for p in $(pgrep nvidia-cuda-mps || true); do
   alive "$p" && skip "an MPS daemon runs on this machine (pid $p): the sweep would rightly refuse to start its own"
 done
-[[ -e /tmp/nvidia-mps/control ]] && skip "an MPS daemon runs on this machine (/tmp/nvidia-mps/control)"
+if [[ -S /tmp/nvidia-mps/control ]] && python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' \
+     /tmp/nvidia-mps/control 2>/dev/null; then
+  skip "an MPS daemon runs on this machine (/tmp/nvidia-mps/control answers)"
+fi
 scratch
 S=$SCRATCH
 # on the way out, also after a failure: no stand-in left running
@@ -35,18 +41,18 @@ if [[ ${1:-} == -d ]]; then
     mute) echo "start mute pipe=$pipe" >>"$FAKE_MPS_LOG"; exit 0 ;;
   esac
   "$FAKE_MPS_BIN/nvidia-cuda-mps-server" 1000 </dev/null >/dev/null 2>&1 &
-  echo "$!" >"$pipe/server.pid"
+  echo "$!" >"$pipe/nvidia-cuda-mps-control.pid"
   : >"$pipe/control"
   echo "start pipe=$pipe log=${CUDA_MPS_LOG_DIRECTORY:-} pid=$!" >>"$FAKE_MPS_LOG"
   exit 0
 fi
 read -r cmd
 echo "$cmd pipe=$pipe" >>"$FAKE_MPS_LOG"
-[[ -e $pipe/control ]] || { echo "Cannot find MPS control daemon process"; exit 1; }
+[[ -e $pipe/nvidia-cuda-mps-control.pid ]] || { echo "Cannot find MPS control daemon process"; exit 1; }
 if [[ $cmd == quit ]]; then
   [[ -n ${FAKE_MPS_NOQUIT:-} ]] && exit 0   # answers, but stays (the sweep then ends it)
-  kill "$(cat "$pipe/server.pid")"
-  rm -f "$pipe/control" "$pipe/server.pid"
+  kill "$(cat "$pipe/nvidia-cuda-mps-control.pid")"
+  rm -f "$pipe/nvidia-cuda-mps-control.pid"   # the control socket stays, as the real daemon leaves it
 fi
 EOF
 cat >"$S/build/psring-train" <<'EOF'
@@ -125,8 +131,19 @@ refused "a daemon running" "already running here (process $THEIRS, nvidia-cuda-m
 rc=0; echo quit | CUDA_MPS_PIPE_DIRECTORY=$S/theirs nvidia-cuda-mps-control || rc=$?
 [[ $rc == 0 ]] && ! alive "$THEIRS" || fail "the stand-in daemon did not quit"
 THEIRS=""
-mkdir -p "$S/pipe"; : >"$S/pipe/control"
-refused "their pipe folder" "$S/pipe/control exists" env CUDA_MPS_PIPE_DIRECTORY="$S/pipe" "${sweep[@]}" --mps --device cuda
+# a control socket that answers, in the folder CUDA_MPS_PIPE_DIRECTORY names (whoever's; its
+# processes unseen, as another user's can be); once nothing listens, the socket left behind is no
+# daemon (the real one leaves it when it quits)
+mkdir -p "$S/pipe"
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); print(flush=True); time.sleep(300)' "$S/pipe/control" >"$S/listening" &
+listener=$!
+for _ in $(seq 100); do [[ -s $S/listening ]] && break; sleep 0.1; done
+refused "their pipe folder" "$S/pipe/control answers" env CUDA_MPS_PIPE_DIRECTORY="$S/pipe" "${sweep[@]}" --mps --device cuda
+kill $listener; wait $listener 2>/dev/null
+[[ -S $S/pipe/control ]] || fail "the listener's socket is gone"
+CUDA_MPS_PIPE_DIRECTORY=$S/pipe "${sweep[@]}" --mps --device cuda --dry-run >"$S/out" 2>&1 \
+  || fail "a control socket left behind was taken for a daemon: $(cat "$S/out")"
 : >"$FAKE_MPS_LOG"
 
 # the launcher names the daemon's folders to mpirun (-x: its launchers other than the local one
