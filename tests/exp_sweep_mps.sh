@@ -10,7 +10,8 @@
 # mpirun; a sweep's runs, started by the launcher through mpirun, see the daemon's pipe and log
 # folders while it is up, and it is stopped and its folders removed after a sweep that passed,
 # one with a failed run, a daemon that stays after quit, Ctrl-C and SIGTERM; mps is part of the
-# resume key.
+# resume key. psring mps -- CMD runs the same daemon around one command: CMD sees it, its exit
+# status passes through, and the daemon stops after it, also after SIGTERM.
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 command -v "$MPIRUN" >/dev/null || skip "mpirun missing"
@@ -220,4 +221,28 @@ for sig in INT TERM; do
   for p in $(cat "$S/hang"); do ! alive "$p" || fail "SIG$sig: the run's rank $p still runs"; done
   check_stopped "after SIG$sig" $n
 done
-pass "sweep --mps: refusals, the daemon's folders reach every rank, stopped after success, failure, SIGINT and SIGTERM"
+# ---- psring mps -- CMD: the same daemon around one command ---------------------------------------
+n=$((n + 1))
+out=$("$TOP_SRCDIR/psring" mps --quiet -- sh -c 'test -e "$CUDA_MPS_PIPE_DIRECTORY/control" && echo "up in $CUDA_MPS_PIPE_DIRECTORY"') \
+  || fail "psring mps: the command failed: $out"
+check_stopped "psring mps, after its command" $n
+[[ $out == "up in $PIPE" ]] || fail "psring mps: the command did not see the daemon's pipe folder: $out"
+n=$((n + 1))
+rc=0; "$TOP_SRCDIR/psring" mps --quiet -- sh -c 'exit 3' || rc=$?
+[[ $rc == 3 ]] || fail "psring mps: exit $rc, want the command's 3"
+check_stopped "psring mps, after a failing command" $n
+rc=0; env PATH="$PATH_NO_MPS" "$TOP_SRCDIR/psring" mps -- true 2>"$S/err" || rc=$?
+if ! PATH=$PATH_NO_MPS command -v nvidia-cuda-mps-control >/dev/null; then
+  [[ $rc == 2 && $(cat "$S/err") == "psring mps: MPS is missing"* && $(wc -l <"$S/err") == 1 ]] \
+    || fail "psring mps without MPS: exit $rc, $(cat "$S/err")"
+fi
+n=$((n + 1))
+"$TOP_SRCDIR/psring" mps --quiet -- sleep 60 &
+pid=$!
+for _ in $(seq 100); do [[ $(started) == "$n" ]] && break; sleep 0.1; done
+sleep 0.5
+kill -TERM $pid
+rc=0; wait $pid || rc=$?
+[[ $rc == 143 ]] || fail "psring mps after SIGTERM: exit $rc, want 143"
+check_stopped "psring mps, after SIGTERM" $n
+pass "sweep --mps and psring mps: refusals, the daemon's folders reach every rank, stopped after success, failure, SIGINT and SIGTERM"

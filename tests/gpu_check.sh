@@ -53,7 +53,7 @@ check_no_gpu() {
   [[ $(step_status "$x/steps.csv" cpu) == done ]] || fail "the CPU step did not pass: $(cat "$x/logs/cpu.log")"
   local s n=0
   for s in probe test_mlp_cuda test_train_device test_ring_cuda test_train_cuda test_bench_cuda reduce_kernel \
-           allreduce_np2 allreduce_np4 allreduce_np1 pytorch accuracy sweep; do
+           allreduce_np2 allreduce_np4 allreduce_np1 allreduce_mps_np2 allreduce_mps_np4 pytorch accuracy sweep; do
     [[ $(step_status "$x/steps.csv" $s) == skipped ]] || fail "step $s: $(step_status "$x/steps.csv" $s), want skipped"
     grep -qE "^  $s +skipped .*no usable GPU \(.+\)" "$d/summary.txt" || { cat "$d/summary.txt"; fail "summary.txt: $s not skipped with a reason"; }
     n=$((n + 1))
