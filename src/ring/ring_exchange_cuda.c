@@ -129,6 +129,7 @@ static void rd_free(exchange_t *ex) {
 static void rd_report(exchange_t *ex, exchange_report_t *r) {
     ringdev_t *d = ex->device_impl;
     if (d->inner->report) d->inner->report(ex, r);
+    if (ex->world_size == 1) return;   /* nothing exchanged: no path, as on the CPU */
     exchange_report_set(r, "ring_path", "%s", d->impl == ALLREDUCE_RING ? ring_cuda_path(d->ring)
                                               : d->impl == ALLREDUCE_NCCL ? "nccl" : "mpi");
 }
