@@ -2,7 +2,7 @@
  * (allreduce.c: sizes, warm-up, blocks that alternate implementations after a barrier, the slowest
  * rank's mean, the same columns and CSV), with every buffer in device memory:
  *   ring    psring's ring on device buffers (ring_cuda.h): ranks on one host through CUDA IPC
- *           (peers' buffers mapped, one kernel per rank), else as "staged"
+ *           (peers' buffers mapped, one kernel per GPU), else as "staged"
  *   staged  the same ring with IPC off: pinned host staging (or device pointers to a CUDA-aware
  *           MPI), reduction by the GPU kernel
  *   mpi   MPI_Allreduce on the device pointer when MPI is CUDA-aware, else staged: D2H into a
@@ -140,7 +140,7 @@ static int describe_gpus(int rank, int nranks, int dev, char **list) {
 /* the header's words for a ring's path */
 static const char *ring_path_text(const ring_cuda_t *r) {
     const char *p = ring_cuda_path(r);
-    if (!strcmp(p, "ipc")) return "ipc: peers' device buffers mapped through CUDA IPC, one kernel per rank loads and stores them";
+    if (!strcmp(p, "ipc")) return "ipc: peers' device buffers mapped through CUDA IPC, loaded and stored by one kernel per GPU";
     if (!strcmp(p, "cuda-aware")) return "cuda-aware: device pointers to a CUDA-aware MPI, reduction kernel";
     return "staged: through pinned host buffers on a CUDA stream and MPI, reduction kernel";
 }

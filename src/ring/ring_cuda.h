@@ -7,7 +7,7 @@
  * The same segments and order of additions as ring_allreduce, so its result is bit for bit the
  * CPU ring's on the same data, whichever path runs:
  *   ipc         every rank on one host (sharing GPUs or not): peers' device buffers mapped through
- *               CUDA IPC, one kernel per rank reads and writes them directly (ring_cuda_ipc.c)
+ *               CUDA IPC, one kernel per GPU reads and writes them directly (ring_cuda_ipc.c)
  *   cuda-aware  the MPI library says at run time that it takes device pointers
  *               (MPIX_Query_cuda_support): the message ring on device pointers
  *   staged      otherwise (Debian's Open MPI, several hosts): the message ring through pinned

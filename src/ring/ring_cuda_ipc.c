@@ -19,10 +19,19 @@
  *   seg 1    a1                     b1          c1           that order), stored into a0, b0, c0
  *   seg 2    a2                     b2          c2
  *
- * Per rank: loads count and stores count floats, whatever N. N ranks sharing one GPU therefore
+ * Per row: loads count and stores count floats, whatever N. N ranks sharing one GPU therefore
  * make its memory read N x count and write N x count floats: with C the GPU's copy rate (bytes
  * copied per second), busbw = 2 (N-1)/N x bytes / time <= 2 (N-1)/N^2 x C, the physical bound the
- * benchmark prints; this path moves no byte more than that.
+ * benchmark prints; this path moves no byte more.
+ *
+ * One kernel per GPU: the lowest rank on each GPU reduces the rows of every rank on that GPU, in
+ * one launch (a row per blockIdx.y); the others only synchronise. Ranks with GPUs of their own
+ * each reduce their own row, on their own GPU. Why: without MPS every process is a GPU context of
+ * its own and the GPU time-slices between contexts, so N kernels, one per rank, run one after the
+ * other with a context switch between each (on an H200: 0.51 of the bound at 256 MiB, 229 us for
+ * 1 MiB at 2 ranks); one kernel over all rows needs no switch. Under MPS the N kernels run side by
+ * side and so does one. PSRING_RING_IPC_KERNELS=rank (rank 0's value counts) gives every rank its
+ * own kernel, to compare.
  *
  * One call, every rank p:
  *
@@ -30,7 +39,7 @@
  *   MPI_Allgather {handle, offset, count}                  entry: every buffer is ready
  *   (a handle not seen before: open it, MPI_Allreduce      handles opened once, cached
  *    of the verdict)
- *   kernel on row (p+1) mod N                              loads and stores peers' memory
+ *   kernel on the rows of p's GPU (if p is its reducer)    loads and stores peers' memory
  *   cudaStreamSynchronize, MPI_Barrier                     exit: nobody returns while a peer
  *                                                          still loads or stores its buffer
  *
@@ -53,6 +62,7 @@
 #include "common/check.h"
 #include <cuda.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define IPC_CACHE 8      /* mappings kept per peer (a trainer uses one or two buffers) */
@@ -83,6 +93,7 @@ struct ring_ipc {
     int have_prev;
     ipc_map_t *map;              /* size x IPC_CACHE */
     uint64_t calls;
+    int nrows, rows[RING_IPC_MAX_RANKS];   /* the ranks whose row this rank reduces */
     unsigned long long my_id;    /* buffer id of the allocation last exported, its handle */
     char *my_base;
     cudaIpcMemHandle_t my_handle;
@@ -111,6 +122,32 @@ static int first_failure(MPI_Comm comm, int rank, int size, int ok, char *why, s
         snprintf(why, whylen, "%s", buf);
     }
     return first;
+}
+
+/* which rows this rank reduces: every row of the ranks on its GPU if it is the lowest of them
+ * (one kernel per GPU), or its own (PSRING_RING_IPC_KERNELS=rank on rank 0) */
+static void assign_rows(ring_ipc_t *x, MPI_Comm comm, int rank, int size) {
+    const char *env = getenv("PSRING_RING_IPC_KERNELS");
+    int per_rank = env && !strcmp(env, "rank");
+    mpiCheck(MPI_Bcast(&per_rank, 1, MPI_INT, 0, comm));   /* one choice for all, or rows go missing */
+    if (per_rank) { x->nrows = 1; x->rows[0] = rank; return; }
+    int dev = 0;
+    char bus[64] = "";
+    cudaCheck(cudaGetDevice(&dev));
+    cudaCheck(cudaDeviceGetPCIBusId(bus, sizeof bus, dev));
+    char *all = xmalloc(64 * (size_t)size);
+    mpiCheck(MPI_Allgather(bus, 64, MPI_CHAR, all, 64, MPI_CHAR, comm));
+    int lowest = 0;   /* the first rank on our GPU (we are on it: there is one) */
+    while (strncmp(all + 64 * (size_t)lowest, bus, 64)) lowest++;
+    x->nrows = 0;
+    if (lowest == rank)
+        for (int p = 0; p < size; p++)
+            if (!strncmp(all + 64 * (size_t)p, bus, 64)) x->rows[x->nrows++] = p;
+    free(all);
+    /* every row reduced exactly once, or a sum would be wrong or missing */
+    int total = x->nrows;
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT, MPI_SUM, comm));
+    if (total != size) die("ring_cuda: %d rows assigned to %d ranks' reducers", total, size);
 }
 
 ring_ipc_t *ring_ipc_create(MPI_Comm comm, int rank, int size, void *stream, char *why, size_t whylen) {
@@ -165,6 +202,7 @@ ring_ipc_t *ring_ipc_create(MPI_Comm comm, int rank, int size, void *stream, cha
     why[0] = 0;
 
     ring_ipc_t *x = xcalloc(1, sizeof *x);
+    assign_rows(x, comm, rank, size);
     x->comm = comm;
     x->rank = rank;
     x->size = size;
@@ -286,15 +324,21 @@ int ring_ipc_allreduce(ring_ipc_t *x, float *buf, size_t count, uint64_t *sent, 
     } else if (!ok) {
         die("ring_cuda_allreduce: %s (a mapping seen in the last call)", mine);   /* cannot happen: cached */
     }
-    /* our row: segment rank+1, whose final owner in the message ring we are; ring order from it */
-    const int j = (x->rank + 1) % n;
-    size_t so, slen;
-    ring_segment(count, n, j, &so, &slen);
-    float *src[RING_IPC_MAX_RANKS];
-    for (int k = 0; k < n; k++) src[k] = ptr[(j + k) % n] + so;
-    if (slen) ring_cuda_ipc_reduce(src, n, slen, x->stream);
+    /* rank o's row: segment o+1, whose final owner in the message ring o is; ring order from it */
+    float *src[RING_IPC_MAX_RANKS * RING_IPC_MAX_RANKS];
+    size_t len[RING_IPC_MAX_RANKS];
+    for (int r = 0; r < x->nrows; r++) {
+        const int j = (x->rows[r] + 1) % n;
+        size_t so;
+        ring_segment(count, n, j, &so, &len[r]);
+        for (int k = 0; k < n; k++) src[r * n + k] = ptr[(j + k) % n] + so;
+    }
+    if (x->nrows) ring_cuda_ipc_reduce(src, x->nrows, n, len, x->stream);
     cudaCheck(cudaStreamSynchronize(x->stream));
     mpiCheck(MPI_Barrier(x->comm));
+    /* what this rank's row moves between ranks, whoever reduced it (the trainer's bytes columns) */
+    size_t so, slen;
+    ring_segment(count, n, (x->rank + 1) % n, &so, &slen);
     *sent += (uint64_t)(n - 1) * slen * sizeof(float);
     *recv += (uint64_t)(n - 1) * slen * sizeof(float);
     return 1;

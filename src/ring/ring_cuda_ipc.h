@@ -34,9 +34,10 @@ int ring_ipc_allreduce(ring_ipc_t *x, float *buf, size_t count, uint64_t *sent, 
                        char *why, size_t whylen);
 void ring_ipc_free(ring_ipc_t *x);
 
-/* the kernel (ring_cuda_kernels.cu): p[k][i] = p[0][i] + p[1][i] + ... + p[n-1][i] for every k,
- * i < len, added in that order; n <= RING_IPC_MAX_RANKS; stream a cudaStream_t */
-void ring_cuda_ipc_reduce(float *const *p, int n, size_t len, void *stream);
+/* the kernel (ring_cuda_kernels.cu), one launch for rows rows of n pointers each (p: rows x n,
+ * row-major): in row r, q = p + r n, q[k][i] = q[0][i] + q[1][i] + ... + q[n-1][i] for every k and
+ * i < len[r], added in that order; rows, n <= RING_IPC_MAX_RANKS; stream a cudaStream_t */
+void ring_cuda_ipc_reduce(float *const *p, int rows, int n, const size_t *len, void *stream);
 
 #ifdef __cplusplus
 }

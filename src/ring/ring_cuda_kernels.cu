@@ -52,48 +52,68 @@ extern "C" void ring_cuda_add(float *d_dst, const float *d_src, size_t n, void *
     cudaCheck(cudaGetLastError());
 }
 
-/* the IPC path's kernel (ring_cuda_ipc.c): every rank's pointer to one row of segments, in the
- * ring's order of addition. The bulk as float4 when all n pointers share one alignment; the head
- * that reaches it and the tail, element by element. */
-typedef struct { float *p[RING_IPC_MAX_RANKS]; } ipc_ptrs_t;
+/* the IPC path's kernel (ring_cuda_ipc.c): rows of segments (blockIdx.y), each with every rank's
+ * pointer to it in the ring's order of addition. A row's bulk goes as float4 when its n pointers
+ * share one alignment; the head that reaches it and the tail, element by element. */
+typedef struct {
+    float *p[RING_IPC_MAX_RANKS][RING_IPC_MAX_RANKS];
+    size_t head[RING_IPC_MAX_RANKS], n4[RING_IPC_MAX_RANKS], len[RING_IPC_MAX_RANKS];
+} ipc_rows_t;
 
-__global__ void ipc_reduce_kernel(ipc_ptrs_t a, int n, size_t head, size_t n4, size_t len) {
+__global__ void ipc_reduce_kernel(ipc_rows_t a, int n) {
+    const int r = blockIdx.y;
+    float *const *p = a.p[r];
+    const size_t head = a.head[r], n4 = a.n4[r], len = a.len[r];
     const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = tid; i < n4; i += stride) {
-        float4 acc = reinterpret_cast<const float4 *>(a.p[0] + head)[i];
+        float4 acc = reinterpret_cast<const float4 *>(p[0] + head)[i];
         for (int k = 1; k < n; k++) {
-            float4 b = reinterpret_cast<const float4 *>(a.p[k] + head)[i];
+            float4 b = reinterpret_cast<const float4 *>(p[k] + head)[i];
             acc.x += b.x; acc.y += b.y; acc.z += b.z; acc.w += b.w;
         }
-        for (int k = 0; k < n; k++) reinterpret_cast<float4 *>(a.p[k] + head)[i] = acc;
+        for (int k = 0; k < n; k++) reinterpret_cast<float4 *>(p[k] + head)[i] = acc;
     }
     const size_t tail = head + 4 * n4, extra = head + (len - tail);
     for (size_t i = tid; i < extra; i += stride) {
         size_t e = i < head ? i : tail + (i - head);
-        float acc = a.p[0][e];
-        for (int k = 1; k < n; k++) acc += a.p[k][e];
-        for (int k = 0; k < n; k++) a.p[k][e] = acc;
+        float acc = p[0][e];
+        for (int k = 1; k < n; k++) acc += p[k][e];
+        for (int k = 0; k < n; k++) p[k][e] = acc;
     }
 }
 
-extern "C" void ring_cuda_ipc_reduce(float *const *p, int n, size_t len, void *stream) {
-    if (len == 0) return;
-    if (n < 1 || n > RING_IPC_MAX_RANKS) die("ring_cuda_ipc_reduce over %d ranks", n);
-    ipc_ptrs_t a;
-    uintptr_t mis = (uintptr_t)p[0] & 15;
-    int same = 1;
-    for (int k = 0; k < n; k++) {
-        a.p[k] = p[k];
-        same &= ((uintptr_t)p[k] & 15) == mis;
+extern "C" void ring_cuda_ipc_reduce(float *const *p, int rows, int n, const size_t *len, void *stream) {
+    if (n < 1 || n > RING_IPC_MAX_RANKS || rows < 0 || rows > RING_IPC_MAX_RANKS)
+        die("ring_cuda_ipc_reduce: %d rows over %d ranks", rows, n);
+    ipc_rows_t a;
+    size_t work = 0;
+    int used = 0;
+    for (int r = 0; r < rows; r++) {
+        if (!len[r]) continue;   /* an empty segment: no row */
+        float *const *q = p + (size_t)r * n;
+        uintptr_t mis = (uintptr_t)q[0] & 15;
+        int same = 1;
+        for (int k = 0; k < n; k++) {
+            a.p[used][k] = q[k];
+            same &= ((uintptr_t)q[k] & 15) == mis;
+        }
+        size_t head = 0, n4 = 0, l = len[r];
+        if (same) {
+            head = mis ? (16 - mis) / 4 : 0;   /* floats are 4-byte aligned: mis is 0, 4, 8 or 12 */
+            if (head > l) head = l;
+            n4 = (l - head) / 4;
+        }
+        a.head[used] = head;
+        a.n4[used] = n4;
+        a.len[used] = l;
+        size_t w = n4 > l - 4 * n4 ? n4 : l - 4 * n4;
+        if (w > work) work = w;
+        used++;
     }
-    size_t head = 0, n4 = 0;
-    if (same) {
-        head = mis ? (16 - mis) / 4 : 0;   /* floats are 4-byte aligned: mis is 0, 4, 8 or 12 */
-        if (head > len) head = len;
-        n4 = (len - head) / 4;
-    }
-    size_t work = n4 > len - 4 * n4 ? n4 : len - 4 * n4;
-    ipc_reduce_kernel<<<grid_for(work), THREADS, 0, (cudaStream_t)stream>>>(a, n, head, n4, len);
+    if (!used) return;
+    /* the blocks that fill the GPU, shared among the rows */
+    unsigned gx = (grid_for(work) + (unsigned)used - 1) / (unsigned)used;
+    ipc_reduce_kernel<<<dim3(gx ? gx : 1, (unsigned)used), THREADS, 0, (cudaStream_t)stream>>>(a, n);
     cudaCheck(cudaGetLastError());
 }
 
