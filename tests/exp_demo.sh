@@ -142,7 +142,8 @@ with contextlib.redirect_stdout(buf):
 text = buf.getvalue()
 for want in ("1-core hosts at 1gbit, dilation 8,", "N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80 (throughput(8) / (8 x throughput(1))); 0.64 against the same step alone"
              " on a full core (128000 samples/s, the one-worker host 0.80x that)",
-             "exchanges faster than the ring from k=3 on (1.50 vs 1.90 ms, 21.1% less round by round)", "What it does not"):
+             "exchanges faster than the ring from k=3 on (1.50 vs 1.90 ms, 21.1% less round by round), at the cost of 3"
+             " server hosts: 7 hosts in all against the ring's 4", "What it does not"):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
 assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
 n2 = next(l for l in text.splitlines() if "N=2:" in l)
@@ -262,7 +263,8 @@ buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "exchanges faster than the ring from k=4 on" in buf.getvalue(), buf.getvalue()
-assert "from k=4 on (1.00 vs 1.90 ms, 47.4% less round by round) (model" in buf.getvalue(), buf.getvalue()   # no tie note
+assert "from k=4 on (1.00 vs 1.90 ms, 47.4% less round by round), at the cost of 4 server hosts: 8 hosts in all" \
+    " against the ring's 4 (model" in buf.getvalue(), buf.getvalue()   # no tie note, the cost in hosts
 assert "(model: not compared;" in buf.getvalue(), buf.getvalue()
 # a crossover by less than the verdict's tie band (5%) says so
 k_path, csv_path = csv_path, os.path.join(out, "k-tie.csv")
@@ -330,7 +332,7 @@ with open(os.path.join(out, "model_vs_measured.csv"), "w") as f:
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
-assert "from k=4 on (1.00 vs 1.90 ms, 47.4% less round by round) (model: from k=3; bytes-only bound, BytePS' formula: k > N^2/(2(N-1)) = 2.67)" in buf.getvalue(), buf.getvalue()
+assert "from k=4 on (1.00 vs 1.90 ms, 47.4% less round by round), at the cost of 4 server hosts: 8 hosts in all against the ring's 4 (model: from k=3; bytes-only bound, BytePS' formula: k > N^2/(2(N-1)) = 2.67)" in buf.getvalue(), buf.getvalue()
 # the model's errors as its targets count them: per group (the sweep's step and exchange within
 # 10%, the k-server sweep and the straggler runs within 15%), the worst point named in full
 with open(os.path.join(out, "model_vs_measured.csv"), "a") as f:
