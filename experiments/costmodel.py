@@ -29,7 +29,8 @@ with staleness s: over E steps between the workers' synchronizations a fast work
 max(E a, (E - s) b), a and b the fast and the slow worker's steps; with none, b.
 
 At cluster scale (cluster_parts, below): H hosts of G GPUs, the ring, the hierarchical ring, a
-tree and the PS, the exchange under backward in buckets; G = 1 and no overlap give the above."""
+tree and the PS, the exchange under backward in buckets; G = 1, no overlap and a server that sums
+after its link give the above."""
 import math
 import statistics
 
@@ -138,7 +139,7 @@ BACKWARD_SHARE = 2 / 3   # of a step's compute: backward costs twice the forward
 TOPOLOGIES = ("ring", "hier", "tree", "ps")
 
 
-def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0):
+def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, server_cores=0):
     """(latency, bytes, summing) seconds of one exchange of n bytes among G x H GPUs; the sum is its time.
     ring  flat over all N GPUs, ranked host by host (NCCL's order): every edge carries 2(N-1)/N n at
           once; a host's NIC carries one edge each way (a ring in any other order would cross it
@@ -155,7 +156,15 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
           2(log2 H + G-1) alpha + 2 n max(beta, beta_i) + n gamma
     ps    BytePS' setting (Jiang et al., OSDI 2020): the host's G GPUs reduce into one copy, which
           its NIC pushes and pulls, pipelined with the push by partitions: ps_time over H hosts,
-          or the intra-host reduce and broadcast 2(G-1)/G n beta_i where that is longer"""
+          or the intra-host reduce and broadcast 2(G-1)/G n beta_i where that is longer.
+          server_cores c = 0: a server sums on the core that also runs its link, after it (ps_time,
+          as the demo's 1-core hosts do). c > 0: BytePS' server (Jiang et al. sum on CPUs with AVX;
+          github.com/bytedance/byteps byteps/server/server.cc, as of c1b20f8, 2019-11-29, the commit
+          that published its BERT-large point, answers a push at once and queues its sum, a slice
+          of at most BYTEPS_PARTITION_BYTES, to one of BYTEPS_SERVER_ENGINE_THREAD engine threads,
+          4 by default, docs/env.md), so the sums run while the link carries the next slices:
+          latency + max(link, summed gamma / c) + one slice through the faster stage (the last
+          slice's sum, or the first slice's arrival)"""
     N = G * H
     if N <= 1:
         return (0.0, 0.0, 0.0)
@@ -171,6 +180,11 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
         x = ps_time(H, n, alpha, 0.0, 0.0, S, k, slice_bytes=slice_bytes)   # its three terms one by one
         b = ps_time(H, n, 0.0, beta, 0.0, S, k, slice_bytes=slice_bytes)
         g = ps_time(H, n, 0.0, 0.0, gamma, S, k, slice_bytes=slice_bytes)
+        if server_cores > 0:   # the sums pipelined with the link: the slower stage, and one slice of the other
+            shard = n / k if k > 0 else n / S
+            piece = min(slice_bytes, shard) if slice_bytes > 0 else shard
+            g /= server_cores
+            b, g = (b, piece * gamma / server_cores) if b >= g else (piece * beta, g)
         return (x, b, g) if x + b + g >= intra else (0.0, intra, 0.0)
     raise ValueError("unknown topology '%s' (%s)" % (topo, ", ".join(TOPOLOGIES)))
 
@@ -186,11 +200,12 @@ def exposed(total, backward, overlap=0.0, buckets=1):
     return total - min(overlap * total, backward)
 
 
-def cluster_step(topo, H, G, n, compute_s, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, overlap=0.0, bucket_bytes=0):
+def cluster_step(topo, H, G, n, compute_s, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, overlap=0.0, bucket_bytes=0,
+                 server_cores=0):
     """(step, exchange, exposed, parts) seconds of one synchronous step on G x H GPUs: compute plus
     the exposed exchange; in buckets each pays its own messages (parts: m x one bucket's)."""
     m = max(1, math.ceil(n / bucket_bytes)) if bucket_bytes > 0 else 1
-    parts = [m * p for p in cluster_parts(topo, H, G, n / m, alpha, beta, beta_i, gamma, S, k, slice_bytes)]
+    parts = [m * p for p in cluster_parts(topo, H, G, n / m, alpha, beta, beta_i, gamma, S, k, slice_bytes, server_cores)]
     total = sum(parts)
     ex = exposed(total, BACKWARD_SHARE * compute_s, overlap, m)
     return compute_s + ex, total, ex, parts

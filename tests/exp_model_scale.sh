@@ -25,6 +25,13 @@ parts("tree", 8, 1, (6e-5, 2e-3, 1e-4), gamma=1e-10)       # 2 log2 8 alpha; 2n 
 parts("tree", 2, 4, (8e-5, 2e-3, 0))                       # 2(1 + 3) alpha; 2n max(beta, beta_i)
 parts("ps", 2, 4, (4e-5, 2e-3, 1e-4), gamma=1e-10, k=2)    # ps_time over 2 hosts, k=2, whole shards: n in, then n out
 parts("ps", 2, 4, (0, 1.5e-2, 0), beta_i=1e-8, k=2)        # a slow intra-host path: its reduce + broadcast, 2x3/4 n beta_i
+# BytePS' server, 4 threads summing while the link runs: the link (2 ms) outlasts the sum (1e6 x 0.1 ns / 4 = 25 us),
+# which adds one slice's sum (the whole shard, 5e5 x 0.1 ns / 4); at 10 ns/B on 2 threads the sum (5 ms) outlasts the
+# link, which adds one slice's arrival (5e5 x 1 ns)
+parts("ps", 2, 4, (4e-5, 2e-3, 1.25e-5), gamma=1e-10, k=2, server_cores=4)
+parts("ps", 2, 4, (4e-5, 5e-4, 5e-3), gamma=1e-8, k=2, server_cores=2)
+# slices of 64 KiB: n + a fill of 2 slices through the link (ps_time's), then the last slice's sum
+parts("ps", 2, 4, (4e-5, 1e-3 + 2 * 65536e-9, 65536e-10 / 4), gamma=1e-10, k=2, slice_bytes=65536, server_cores=4)
 assert cm.cluster_parts("ps", 1, 1, 1e6, 1, 1, 1, 1, k=1) == (0.0, 0.0, 0.0), "one GPU exchanges nothing"
 # G = 1: the flat formulas, to the last digit
 for N in (2, 3, 4, 8, 100):
@@ -33,6 +40,8 @@ for N in (2, 3, 4, 8, 100):
         close(sum(cm.cluster_parts("hier", N, 1, 4.1e5, a, b, 5 * b, g)), cm.ring_time(N, 4.1e5, a, b, g), "hier G=1", 1e-15)
         for S, k in ((0, 1), (0, N), (N, 0)):
             assert sum(cm.cluster_parts("ps", N, 1, 4.1e5, a, b, 5 * b, g, S, k, 65536)) == cm.ps_time(N, 4.1e5, a, b, g, S, k, slice_bytes=65536)
+            if g == 0:   # nothing to sum: a server that sums pipelined is the flat PS
+                assert sum(cm.cluster_parts("ps", N, 1, 4.1e5, a, b, 5 * b, g, S, k, 65536, 4)) == cm.ps_time(N, 4.1e5, a, b, g, S, k, slice_bytes=65536)
         cal = {"alpha_s": a, "beta_s_per_byte": b, "gamma_s_per_byte": g}
         assert cm.cluster_step("ring", N, 1, 4.1e5, 0.02, a, b, b, g)[0] == cm.step_time("ring", N, 4.1e5, cal, 0.02)[0], "overlap 0: today's step"
 # what backward (6 s) leaves of a 10 s exchange: a fraction hidden, at most backward; in 4 buckets the
