@@ -80,6 +80,13 @@ out=$("$MODEL" --predict --topology hier --hosts 2 --gpus-per-host 4 --params 25
 [[ $(head -1 <<<"$out") == "topology,hosts,gpus_per_host,workers,params,link_rate,compute_ms,exchange_ms,exposed_ms,step_ms,speedup,efficiency" ]] \
   || fail "--predict header: $out"
 [[ $(tail -1 <<<"$out") == "hier,2,4,8,250000,8gbit,30.000000,1.230000,0.615000,30.615000,7.8393,0.9799" ]] || fail "--predict hier: $out"
+# a PS on 2 hosts and 2 server hosts, whole shards, servers summing at 1 ns/B: after the link on one core
+# 4 x 10 us + 2e6 B x 1 ns + 1e6 B x 1 ns = 3.04 ms; on 4 threads while the link runs 0.04 + 2 + 5e5 x 1 ns / 4 = 2.165 ms
+for c in "0 3.040000" "4 2.165000"; do
+  out=$("$MODEL" --predict --topology ps --hosts 2 --gpus-per-host 1 --server-hosts 2 --params 250000 --link-rate 8g --alpha-us 10 \
+        --overlap 0 --compute-ms 30 --ps-chunk-kb 0 --gamma-ns-per-byte 1 --server-cores ${c% *} | tail -1)
+  [[ $out == "ps,2,1,2,250000,8gbit,30.000000,${c#* },${c#* },"* ]] || fail "--predict ps --server-cores ${c% *}: $out, want ${c#* } ms"
+done
 # --extrapolate, resnet50 on hosts of 8 GPUs at 100 Gbit, 4 buckets (25 MiB) under backward (2/3 of 100 ms):
 # hand: at 16 GPUs the ring pays 2 x 15/16 x 8.19 ms at the NIC, hier 1.43 + 8.19 ms; at 128 hier pays
 # 1.76 + 1.43 + 15.36 = 18.55 ms, the tree 0.88 + 16.38 = 17.26 ms (at 64: hier 16.89, tree 17.18)
@@ -88,8 +95,11 @@ out=$("$MODEL" --predict --topology hier --hosts 2 --gpus-per-host 4 --params 25
 grep -q "^winner changes: ring -> hier at 16 GPUs (bytes .*; hier -> tree at 128 GPUs (" "$SCRATCH/ex" || fail "--extrapolate winners: $(tail -1 "$SCRATCH/ex")"
 [[ $(head -c 4 "$SCRATCH/fig/extrapolate.png" | od -An -c | tr -d ' ') == *PNG* ]] && grep -q "<svg" "$SCRATCH/fig/extrapolate.svg" \
   || fail "--extrapolate --out: no PNG and SVG"
-# a server's CPU at 0.1 ns/B decides against the PS with its own hosts on 25 Gbit links
+# a server's CPU at 0.1 ns/B decides against the PS with its own hosts on 25 Gbit links; on 4 threads that sum while
+# the link runs its 10.24 ms of summing at 128 GPUs hide under 32.8 ms of link: ps-H wins until the tree does (256)
 "$MODEL" --extrapolate --link-rate 25gbit | grep -q "ps-H -> hier at 128 GPUs (server CPU" || fail "--extrapolate at 25 Gbit: server CPU"
+"$MODEL" --extrapolate --link-rate 25gbit --server-cores 4 | grep -q "; hier -> ps-H at 32 GPUs (bytes .*; ps-H -> tree at 256 GPUs (latency" \
+  || fail "--extrapolate at 25 Gbit, --server-cores 4: ps-H from 32 to 128 GPUs"
 
 # --published on the fixture: the errors its comments compute by hand
 FIX="$TOP_SRCDIR/tests/fixtures/published_small.csv"
@@ -100,6 +110,13 @@ for want in "fx-ring .* 0.8045 +3.14%" "fx-ps .* 0.7870 +12.42%" "fx-tree .* 1.9
 done
 sed 's/,0.78,g1,/,0.68,g1,/' "$FIX" >"$SCRATCH/swap.csv"
 "$MODEL" --published "$SCRATCH/swap.csv" | grep -q "^winner g1: published ps, model ring: WRONG" || fail "--published: a wrong winner not said"
+# fx-ps's servers on 4 threads that sum while the link runs: 0.4 + 16.671 ms of link + one 1 MiB slice's sum at
+# 0.1 ns/B / 4 (0.026 ms) = 17.097 ms; eff 100/117.097 = 0.8540, error 22.00%; the ring's rows keep theirs
+sed 's/^# left out: nothing/# server,fixture-a,4,made up\n&/' "$FIX" >"$SCRATCH/cores.csv"
+"$MODEL" --published "$SCRATCH/cores.csv" >"$SCRATCH/pub4" || fail "--published with a server line: $(cat "$SCRATCH/pub4")"
+for want in "fx-ps .* k=4 c=4 .* 0.8540 +22.00%" "fx-ring .* 0.8045 +3.14%" "^winner g1: published ring, model ps: WRONG"; do
+  grep -Eq "$want" "$SCRATCH/pub4" || fail "--published with a server line: no '$want' in $(cat "$SCRATCH/pub4")"
+done
 
 # bad input: one line, exit 2
 sed 's/"Fixture, a made-up tree point, not a publication"/""/' "$FIX" >"$SCRATCH/nocite.csv"
@@ -108,6 +125,7 @@ sed 's/,100,500,50,hier/,100,,50,hier/' "$FIX" >"$SCRATCH/norate.csv"
 sed '/^# assume,rdma/d' "$FIX" >"$SCRATCH/noassume.csv"
 sed 's/,single_gpu_rate,/,rate,/' "$FIX" >"$SCRATCH/nocol.csv"
 sed 's/^fx-ps,\(.*\),ps,4,1,/fx-ps,\1,ps,4.5,1,/' "$FIX" >"$SCRATCH/half.csv"
+sed 's/^# left out: nothing/# server,fixture-a,0,made up\n&/' "$FIX" >"$SCRATCH/nocores.csv"
 while IFS='|' read -r args want; do
   out=$("$MODEL" $args 2>&1); rc=$?
   [[ $rc == 2 && $(wc -l <<<"$out") == 1 && $out == *"$want"* ]] || fail "model $args: rc $rc, want 2 and one line with '$want': $out"
@@ -138,5 +156,7 @@ done <<EOF2
 --published $SCRATCH/noassume.csv|row fx-tree: transport 'rdma' has no '# assume' line
 --published $SCRATCH/nocol.csv|no column single_gpu_rate
 --published $SCRATCH/half.csv|row fx-ps: a number is missing, not positive, or not a whole count
+--published $SCRATCH/nocores.csv|is not '# server,SOURCE,CORES (a whole count >= 1),WHERE'
+--predict --server-cores -1|--server-cores must be >= 0
 EOF2
 pass "cost model at scale: formulas by hand, G=1 is the flat model, tree/ring cross, --predict, --extrapolate, --published"
