@@ -12,7 +12,7 @@ for bad in "--dilation 0" "--dilation x" "--repeats 0" "--rate fast" "--bogus" "
   [[ $rc == 2 && $(wc -l <<<"$out") == 1 ]] || fail "demo $bad: rc $rc, want 2 and one line: $out"
 done
 python3 - "$TOP_SRCDIR/experiments" "$SCRATCH" <<'PY' || fail "demo verdict"
-import csv, importlib.machinery, importlib.util, io, contextlib, os, re, shlex, signal, sys
+import importlib.machinery, importlib.util, io, contextlib, os, re, shlex, signal, sys
 sys.path.insert(0, sys.argv[1])
 loader = importlib.machinery.SourceFileLoader("demo", os.path.join(sys.argv[1], "demo"))
 spec = importlib.util.spec_from_loader("demo", loader)
@@ -265,14 +265,10 @@ link_dir = os.path.join(out, "links")
 os.makedirs(link_dir)
 busy = {"ring": lambda N: 2 * (N - 1) / N * n, "ps, 1 server host": lambda N: N * n,
         "ps, N/2 colocated": lambda N: (N + N // 2 - 2) * n / (N // 2), "ps, N colocated": lambda N: 2 * (N - 1) / N * n}
-with open(csv_path) as src, open(os.path.join(link_dir, "demo.csv"), "w") as dst:   # the fixture, links measured 4% over
-    rows_in = list(csv.DictReader(src))
-    w = csv.DictWriter(dst, fieldnames=list(rows_in[0].keys()))
-    w.writeheader()
-    for r in rows_in:
-        if r["label"] in busy and int(r["workers"]) > 1:
-            r["link_busiest_bytes"] = "%.0f" % (busy[r["label"]](int(r["workers"])) * (1.03 + 0.01 * int(r["repeat"])))
-        w.writerow(r)
+for r in pslib.read_rows(csv_path):   # the fixture, its links measured 4-6% over the formula
+    if r["label"] in busy and int(r["workers"]) > 1:
+        r["link_busiest_bytes"] = "%.0f" % (busy[r["label"]](int(r["workers"])) * (1.03 + 0.01 * int(r["repeat"])))
+    pslib.append_row(os.path.join(link_dir, "demo.csv"), cols, r)
 with contextlib.redirect_stdout(io.StringIO()):
     demo.figures(link_dir, os.path.join(link_dir, "demo.csv"), os.path.join(link_dir, "none.epochs.csv"),
                  os.path.join(fig_dir, "calibration.csv"), o)
