@@ -148,6 +148,10 @@ static int ringex_sync_params(exchange_t *ex, float *params, size_t count) {
         mpiCheck(MPI_Bcast(x->state + done, (int)m, MPI_FLOAT, 0, x->comm));
         done += m;
     }
+    /* rank 0 is through a broadcast once it has sent its part, while the tree may still forward
+     * between the others: wait until every rank holds both, so the start-up is over everywhere
+     * when this returns (the trainer's header, the demo's count of the steps' link bytes) */
+    mpiCheck(MPI_Barrier(x->comm));
     return 0;
 }
 
