@@ -223,7 +223,7 @@ int main(int argc, char **argv) {
     if (ar.device_cuda) {   /* the GPU run is its own half (allreduce_cuda.c); same rows, same CSV */
         bench_cuda_opts_t co = {.sweep = &o, .check = ar.check, .chunk_kb = ar.chunk_kb, .impl_ring = ar.impl_ring,
                                 .impl_staged = ar.impl_staged, .impl_mpi = ar.impl_mpi, .impl_nccl = ar.impl_nccl,
-                                .nccl_required = ar.impl_nccl && !ar.impl_ring && !ar.impl_mpi && !ar.impl_staged, .csv = csv};
+                                .nccl_required = !strcmp(ar.impl_arg, "nccl"), .csv = csv};
         long wrong = bench_allreduce_cuda(&co, cuda_dev);
         int csv_bad = bench_csv_close(&o, csv);   /* its own line: not counted as wrong elements */
         if (rank == 0 && wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", wrong);

@@ -112,28 +112,26 @@ static long check(dev_bench_t *b, dimpl_t impl, size_t count) {
     return wrong;
 }
 
-/* how many distinct GPUs the ranks use (PCI bus ids; one host assumed, as for shared GPUs), and
+/* how many distinct GPUs the ranks use (host and PCI bus id, ring_cuda_gpu_ids), and
  * on rank 0 "rank 0 -> bus id, ..." into list (malloc'd, the caller frees; NULL elsewhere) */
-static int describe_gpus(int rank, int nranks, int dev, char **list) {
-    char mine[64] = "";
-    cudaCheck(cudaDeviceGetPCIBusId(mine, sizeof mine, dev));
-    char *all = xmalloc(64 * (size_t)nranks);
-    mpiCheck(MPI_Gather(mine, 64, MPI_CHAR, all, 64, MPI_CHAR, 0, MPI_COMM_WORLD));
+static int describe_gpus(int rank, int nranks, char **list) {
+    char *all = ring_cuda_gpu_ids(MPI_COMM_WORLD);   /* "host/bus id" of every rank */
     int distinct = 0;
+    for (int i = 0; i < nranks; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= !strcmp(all + RING_CUDA_GPU_ID * (size_t)i, all + RING_CUDA_GPU_ID * (size_t)j);
+        distinct += !seen;
+    }
     if (rank == 0) {
-        for (int i = 0; i < nranks; i++) {
-            int seen = 0;
-            for (int j = 0; j < i; j++) seen |= !strcmp(all + 64 * (size_t)i, all + 64 * (size_t)j);
-            distinct += !seen;
-        }
         size_t cap = 96 * (size_t)nranks + 1, used = 0;
         *list = xmalloc(cap);
         (*list)[0] = 0;
-        for (int i = 0; i < nranks; i++)
-            used += (size_t)snprintf(*list + used, cap - used, "%srank %d -> %s", i ? ", " : "", i, all + 64 * (size_t)i);
+        for (int i = 0; i < nranks; i++) {
+            const char *id = all + RING_CUDA_GPU_ID * (size_t)i, *bus = strchr(id, '/');
+            used += (size_t)snprintf(*list + used, cap - used, "%srank %d -> %s", i ? ", " : "", i, bus ? bus + 1 : id);
+        }
     }
     free(all);
-    mpiCheck(MPI_Bcast(&distinct, 1, MPI_INT, 0, MPI_COMM_WORLD));
     return distinct;
 }
 
@@ -172,7 +170,7 @@ long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
     char name[256];
     cuda_device_name(name, sizeof name);
     char *gpus = NULL;
-    int distinct = describe_gpus(b.rank, b.nranks, dev, &gpus);
+    int distinct = describe_gpus(b.rank, b.nranks, &gpus);
     b.mpi_direct = ring_cuda_mpi_aware();
     mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &b.mpi_direct, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     if (o->impl_ring) b.ring = ring_cuda_create(MPI_COMM_WORLD, maxcount, (size_t)o->chunk_kb * 1024, 1);

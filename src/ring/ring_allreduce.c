@@ -87,6 +87,15 @@ static void ring_reserve(ring_t *r, size_t count) {
     if (count > r->cap_count) r->cap_count = count;
 }
 
+int ring_comm_one_host(MPI_Comm comm, int rank, int size) {
+    MPI_Comm node;
+    int nsize = 0;
+    mpiCheck(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    mpiCheck(MPI_Comm_size(node, &nsize));
+    mpiCheck(MPI_Comm_free(&node));
+    return nsize == size;
+}
+
 void ring_comm_setup(MPI_Comm comm, MPI_Comm *dup, int *rank, int *size, int *left, int *right) {
     mpiCheck(MPI_Comm_dup(comm, dup));
     mpiCheck(MPI_Comm_set_errhandler(*dup, MPI_ERRORS_RETURN));

@@ -90,6 +90,9 @@ void ring_segment(size_t count, int n, int j, size_t *off, size_t *len);
 /* The ring's private communicator (a duplicate of comm, errors returned, not fatal) and this
  * rank's place in it; shared by the host ring and the device ring (ring_cuda.c). */
 void ring_comm_setup(MPI_Comm comm, MPI_Comm *dup, int *rank, int *size, int *left, int *right);
+/* 1 when every rank of comm (size ranks, this one rank) is on this host; collective, and the same
+ * answer on every rank (if one rank sees all ranks on its host, every rank does) */
+int ring_comm_one_host(MPI_Comm comm, int rank, int size);
 /* The ring's schedule: the segment rank sends right / receives from the left at step t of
  * 2 (n-1) (reduce-scatter for t < n-1, then allgather); shared by the host and device rings. */
 int ring_seg_sent(int rank, int n, int t);

@@ -237,6 +237,20 @@ void ring_cuda_allreduce(ring_cuda_t *r, float *d_buf, size_t count) {
     else run_staged(r, d_buf, count);
 }
 
+char *ring_cuda_gpu_ids(MPI_Comm comm) {
+    int size, dev = 0;
+    mpiCheck(MPI_Comm_size(comm, &size));
+    cudaCheck(cudaGetDevice(&dev));
+    char bus[64] = "", host[64] = "", mine[RING_CUDA_GPU_ID];
+    cudaCheck(cudaDeviceGetPCIBusId(bus, sizeof bus, dev));
+    if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "?");
+    memset(mine, 0, sizeof mine);
+    snprintf(mine, sizeof mine, "%s/%s", host, bus);
+    char *all = xmalloc(RING_CUDA_GPU_ID * (size_t)size);
+    mpiCheck(MPI_Allgather(mine, RING_CUDA_GPU_ID, MPI_CHAR, all, RING_CUDA_GPU_ID, MPI_CHAR, comm));
+    return all;
+}
+
 /* ---- NCCL through dlopen: the few entry points we use, typed as in nccl.h ---- */
 #include <nccl.h>
 
@@ -256,24 +270,15 @@ nccl_ring_t *nccl_ring_create(MPI_Comm comm, char *err, size_t errlen) {
     int rank, size;
     mpiCheck(MPI_Comm_rank(comm, &rank));
     mpiCheck(MPI_Comm_size(comm, &size));
-    /* one GPU per rank: compare the PCI bus ids of every rank's device */
-    int dev = 0;
-    cudaCheck(cudaGetDevice(&dev));
-    char bus[64] = "";
-    cudaCheck(cudaDeviceGetPCIBusId(bus, sizeof bus, dev));
-    char host[64] = "";
-    if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "?");
-    char mine[128], *all = xmalloc(128 * (size_t)size);
-    memset(mine, 0, sizeof mine);
-    snprintf(mine, sizeof mine, "%s/%s", host, bus);
-    mpiCheck(MPI_Allgather(mine, 128, MPI_CHAR, all, 128, MPI_CHAR, comm));
+    /* one GPU per rank: compare every rank's host and PCI bus id */
+    char *all = ring_cuda_gpu_ids(comm);
     int clash = -1, with = -1;
     for (int i = 0; i < size && clash < 0; i++)
         for (int j = i + 1; j < size; j++)
-            if (!strcmp(all + 128 * (size_t)i, all + 128 * (size_t)j)) { clash = i; with = j; break; }
+            if (!strcmp(all + RING_CUDA_GPU_ID * (size_t)i, all + RING_CUDA_GPU_ID * (size_t)j)) { clash = i; with = j; break; }
     if (clash >= 0) {
         snprintf(err, errlen, "--allreduce nccl needs one GPU per rank: ranks %d and %d share GPU %s "
-                 "(use --allreduce ring to share a GPU)", clash, with, all + 128 * (size_t)clash);
+                 "(use --allreduce ring to share a GPU)", clash, with, all + RING_CUDA_GPU_ID * (size_t)clash);
         free(all);
         return NULL;
     }

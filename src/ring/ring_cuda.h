@@ -44,6 +44,11 @@ uint64_t ring_cuda_bytes_recv(const ring_cuda_t *r);
  * and PSRING_CUDA_AWARE is not 0 */
 int ring_cuda_mpi_aware(void);
 
+/* Every rank's GPU as "host/PCI bus id", RING_CUDA_GPU_ID bytes each, rank by rank (collective
+ * over comm; malloc'd, the caller frees): equal strings, one GPU */
+#define RING_CUDA_GPU_ID 128
+char *ring_cuda_gpu_ids(MPI_Comm comm);
+
 /* ---- kernels (ring_cuda_kernels.cu); stream is a cudaStream_t (NULL: the default stream) ---- */
 void ring_cuda_add(float *d_dst, const float *d_src, size_t n, void *stream);   /* dst += src */
 /* Bandwidth of ring_cuda_add on n floats vs cudaMemcpy device-to-device in the same run, both as

@@ -56,6 +56,7 @@
  * the first time it sees it. Any rank that cannot export or open: every rank returns 0 (the caller
  * takes the staged path), never a wrong sum. Not here: fp16, several hosts (the staged ring). */
 #include "ring_cuda_ipc.h"
+#include "ring_cuda.h"
 #include "ring_allreduce.h"
 #include "common/mpi_check.h"
 #include "common/cuda_check.h"
@@ -131,18 +132,14 @@ static void assign_rows(ring_ipc_t *x, MPI_Comm comm, int rank, int size) {
     int per_rank = env && !strcmp(env, "rank");
     mpiCheck(MPI_Bcast(&per_rank, 1, MPI_INT, 0, comm));   /* one choice for all, or rows go missing */
     if (per_rank) { x->nrows = 1; x->rows[0] = rank; return; }
-    int dev = 0;
-    char bus[64] = "";
-    cudaCheck(cudaGetDevice(&dev));
-    cudaCheck(cudaDeviceGetPCIBusId(bus, sizeof bus, dev));
-    char *all = xmalloc(64 * (size_t)size);
-    mpiCheck(MPI_Allgather(bus, 64, MPI_CHAR, all, 64, MPI_CHAR, comm));
+    char *all = ring_cuda_gpu_ids(comm);
+    const char *mine = all + RING_CUDA_GPU_ID * (size_t)rank;
     int lowest = 0;   /* the first rank on our GPU (we are on it: there is one) */
-    while (strncmp(all + 64 * (size_t)lowest, bus, 64)) lowest++;
+    while (strcmp(all + RING_CUDA_GPU_ID * (size_t)lowest, mine)) lowest++;
     x->nrows = 0;
     if (lowest == rank)
         for (int p = 0; p < size; p++)
-            if (!strncmp(all + 64 * (size_t)p, bus, 64)) x->rows[x->nrows++] = p;
+            if (!strcmp(all + RING_CUDA_GPU_ID * (size_t)p, mine)) x->rows[x->nrows++] = p;
     free(all);
     /* every row reduced exactly once, or a sum would be wrong or missing */
     int total = x->nrows;
@@ -155,12 +152,7 @@ ring_ipc_t *ring_ipc_create(MPI_Comm comm, int rank, int size, void *stream, cha
         snprintf(why, whylen, "%d ranks, more than the %d one kernel reduces over", size, RING_IPC_MAX_RANKS);
         return NULL;
     }
-    MPI_Comm node;
-    int nsize = 0;
-    mpiCheck(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
-    mpiCheck(MPI_Comm_size(node, &nsize));
-    mpiCheck(MPI_Comm_free(&node));
-    if (nsize != size) {   /* if one rank sees all ranks on its host, every rank does */
+    if (!ring_comm_one_host(comm, rank, size)) {
         snprintf(why, whylen, "the ranks are on several hosts");
         return NULL;
     }

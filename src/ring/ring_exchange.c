@@ -47,8 +47,6 @@ void ringex_allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
     int N = ex->world_size;
     if (N == 1 || n == 0) return;
     const float scale = x->op == RING_OP_AVERAGE ? 1.0f / (float)N : 1.0f;
-    x->path = x->hier_on ? "hierarchical" : x->op == RING_OP_ADASUM ? "adasum" : x->impl != ALLREDUCE_RING ? "mpi"
-            : !x->fp16 && ring_buffer_shared(r, buf, n) ? "shm" : "messages";
     if (x->hier_on) {   /* options refuse hierarchical and adasum with --overlap: whole buffer */
         uint64_t s0 = x->hier.bytes_sent, r0 = x->hier.bytes_recv;
         hier_allreduce(&x->hier, buf, n);
@@ -246,7 +244,9 @@ static void ring_report(exchange_t *ex, exchange_report_t *r) {
     exchange_report_set(r, "hierarchical", "%d", x->hier_on);
     exchange_report_set(r, "fp16", "%d", x->fp16);
     exchange_report_set(r, "overlap", "%d", x->overlap);
-    if (x->path) exchange_report_set(r, "ring_path", "%s", x->path);
+    if (ex->world_size > 1)   /* the path the steps took (shm_calls: those on the load/store one) */
+        exchange_report_set(r, "ring_path", "%s", x->hier_on ? "hierarchical" : x->op == RING_OP_ADASUM ? "adasum"
+                            : x->impl != ALLREDUCE_RING ? "mpi" : x->ring.shm_calls ? "shm" : "messages");
 }
 
 /* The gradients in the ring's shared window (one host), so step()'s ring_allreduce loads and

@@ -68,7 +68,6 @@ typedef struct {
     ring_op_t op;            /* --op */
     adasum_t adasum;         /* --op adasum */
     int hier_on;             /* --hierarchical */
-    const char *path;        /* the allreduce path the last step took (the CSV's ring_path) */
     hier_t hier;
     autotune_t tune;         /* --autotune */
     /* --stall-warn: every rank reports reaching a step to rank 0 on its own communicator */

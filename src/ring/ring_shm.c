@@ -95,13 +95,7 @@ void ring_shm_init(ring_t *r) {
      * must see the same value (mpirun -x), as it decides whether ring_buffer_alloc is collective */
     const char *env = getenv("PSRING_RING_SHM");
     if (env && !strcmp(env, "0")) return;
-    MPI_Comm node;
-    int nsize = 0;
-    mpiCheck(MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, r->rank, MPI_INFO_NULL, &node));
-    mpiCheck(MPI_Comm_size(node, &nsize));
-    mpiCheck(MPI_Comm_free(&node));
-    /* if one rank sees all ranks on its host, every rank does: the same verdict everywhere */
-    if (nsize != r->size) return;
+    if (!ring_comm_one_host(r->comm, r->rank, r->size)) return;
     struct ring_ctl *mine = NULL;
     mpiCheck(MPI_Win_allocate_shared(sizeof *mine, sizeof *mine, MPI_INFO_NULL, r->comm, &mine, &r->ctl_win));
     r->ctl = xmalloc((size_t)r->size * sizeof *r->ctl);

@@ -440,16 +440,16 @@ int main(int argc, char **argv) {
     /* under a budget the workers took different numbers of steps: each one's mean step, and the
      * sum of their rates (samples_done counts N x its own, so the mean is the sum) */
     const double per = budget ? 1.0 / (double)steps_run : 1.0;
-    double tv[7] = {(pt.data - pt0.data) * per, (pt.compute - pt0.compute) * per, (ex->stats.exchange_s - st0.exchange_s) * per,
-                    (ex->stats.optimizer_s - st0.optimizer_s) * per, (pt.train_total - pt0.train_total) * per,
-                    (double)(samples_done - samples0), (ex->stats.wait_s - st0.wait_s) * per};
-    if (budget) tv[5] = pt.train_total - pt0.train_total > 0 ? tv[5] / (pt.train_total - pt0.train_total) : 0;
-    if (ex->ops->average(ex, tv, 7) != 0) die("averaging timings failed");
     /* how the workers shared GPUs (local_rank % GPUs on each host): the average of a host's GPUs
-     * in use over its workers, times N, is the sum over hosts */
+     * in use over its workers, times N, is the sum over hosts (tv[7], averaged with the times) */
     const int ndev = model_device_count(o.device), here = ex->local_size > 0 ? ex->local_size : 1;
-    double gpus_used = ndev > 0 ? (double)(here < ndev ? here : ndev) / here : 0;
-    if (ex->ops->average(ex, &gpus_used, 1) != 0) die("averaging the GPUs in use failed");
+    double tv[8] = {(pt.data - pt0.data) * per, (pt.compute - pt0.compute) * per, (ex->stats.exchange_s - st0.exchange_s) * per,
+                    (ex->stats.optimizer_s - st0.optimizer_s) * per, (pt.train_total - pt0.train_total) * per,
+                    (double)(samples_done - samples0), (ex->stats.wait_s - st0.wait_s) * per,
+                    ndev > 0 ? (double)(here < ndev ? here : ndev) / here : 0};
+    if (budget) tv[5] = pt.train_total - pt0.train_total > 0 ? tv[5] / (pt.train_total - pt0.train_total) : 0;
+    if (ex->ops->average(ex, tv, 8) != 0) die("averaging timings failed");
+    const double gpus_used = tv[7];
     const int ranks_per_gpu = ndev > 0 ? (here + ndev - 1) / ndev : 0;
     double samples_per_s = budget ? tv[5] : tv[4] > 0 ? tv[5] / tv[4] : 0;
     if (budget) steps_run = 1;   /* the times are per step already */
