@@ -402,8 +402,8 @@ def mps_users(pipe):
 
 
 class Mps:
-    """A private MPS daemon (psring sweep --mps, psring mps): refuse() says why it cannot run here
-    (or None), start() brings it up
+    """A private MPS daemon (psring sweep --mps, psring mps): refuse() refuses (bad()) where it
+    cannot run here, why_not() says why (or None), start() brings it up
     with private pipe and log folders and checks that it answers, env is what every run gets,
     stop() quits it (and ends what is left of it) and removes the folders. Refusals and a start
     that fails: bad(), exit 2, with nothing left running."""
@@ -415,6 +415,12 @@ class Mps:
         self.bad, self.prog, self.flag = bad, prog, flag
 
     def refuse(self):
+        """bad() with why MPS cannot run here, if it cannot (before start: nothing is running)."""
+        why = self.why_not()
+        if why:
+            self.bad(self.flag + why)
+
+    def why_not(self):
         control = shutil.which(MPS_CONTROL)
         if not control:
             return "MPS is missing (no %s on PATH)" % MPS_CONTROL
