@@ -63,7 +63,7 @@ calls.clear()
 def work(made):
     demo.cluster("up", 4)
     made.append(4)
-    demo.one(("ring", "ring", 4, 0, 0, 0, "bsp", 0.5), ["sh", "-c", "kill -INT $PPID; sleep 5", "--cluster", "--steps", "1"],
+    demo.one(("ring", "ring", 4, 0, 0, 0, "bsp", 0.5, False), ["sh", "-c", "kill -INT $PPID; sleep 5", "--cluster", "--steps", "1"],
              {"sweep_id": "demo", "repeat": 1, "command": "x"}, dict(rate="1gbit"), os.path.join(sys.argv[2], "int.csv"),
              os.path.join(sys.argv[2], "int.epochs.csv"), 8)
 err = io.StringIO()
@@ -99,23 +99,54 @@ assert pslib.run_key({"sweep_id": "demo", "repeat": 1, "command": "train x"}) ==
        pslib.run_key({"sweep_id": "demo", "repeat": "1", "command": "train x"})
 # each run's dilation: 1 where its workers fit the CPUs (a core each, one server host sharing), else hosts within 1.25 cores
 # and links at most 125 Mbit/s, capped by --dilation
-ring2, ps8 = ("ring", "ring", 2, 0, 0, 0, "bsp", 1), ("ps", "ps", 8, 1, 1, 0, "bsp", 1)
+ring2, ps8 = ("ring", "ring", 2, 0, 0, 0, "bsp", 1, False), ("ps", "ps", 8, 1, 1, 0, "bsp", 1, False)
 assert demo.run_dilation(ring2, 8, "1gbit", cpus=2) == 1 and demo.run_dilation(ps8, 8, "1gbit", cpus=2) == 8
-assert demo.run_dilation(("ps", "ps", 1, 1, 1, 0, "bsp", 1), 8, "1gbit", cpus=2) == 1   # a worker host and a server host
-assert demo.run_dilation(("ps", "ps", 2, 1, 1, 0, "bsp", 1), 8, "1gbit", cpus=2) == 1   # a server host shares a worker's core
-assert demo.run_dilation(("ps", "ps", 2, 2, 2, 0, "bsp", 1), 8, "1gbit", cpus=2) == 8   # two would share both
-assert demo.run_dilation(("ring", "ring", 2, 0, 0, 0, "bsp", 0.5), 8, "1gbit", cpus=2) == 8   # a straggler needs a quota
+assert demo.run_dilation(("ps", "ps", 1, 1, 1, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 1   # a worker host and a server host
+assert demo.run_dilation(("ps", "ps", 2, 1, 1, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 1   # a server host shares a worker's core
+assert demo.run_dilation(("ps", "ps", 2, 2, 2, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 8   # two would share both
+assert demo.run_dilation(("ring", "ring", 2, 0, 0, 0, "bsp", 0.5, False), 8, "1gbit", cpus=2) == 8   # a straggler needs a quota
 assert demo.run_dilation(ring2, 8, "1gbit", cpus=1) == 8 and demo.run_dilation(ring2, 8, "200mbit", cpus=1) == 2
 assert demo.run_dilation(ring2, 4, "1gbit", cpus=1) == 4 and demo.run_dilation(ps8, 8, "100mbit", cpus=1) == 8
-assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1), 16, "100mbit", cpus=2) == 4
-assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1), 8, "1gbit", cpus=16) == 8   # D=1: 2 hosts at most
-# the crossover's runs (ring and k server hosts at N=4) get two more repeats when there are three
+assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 16, "100mbit", cpus=2) == 4
+assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 8, "1gbit", cpus=16) == 8   # D=1: 2 hosts at most
+# every throughput run as often as --repeats says
 o3, o1 = dict(repeats=3), dict(repeats=1)
-assert demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 1), o3) == 5
-assert demo.repeats_of(("ps, k server hosts", "ps", 4, 3, 3, 0, "bsp", 1), o3) == 5
-assert demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 0.5), o3) == 3   # the straggler's
-assert demo.repeats_of(("ps, 1 server host", "ps", 4, 1, 1, 0, "bsp", 1), o3) == 3
-assert demo.repeats_of(ring2, o3) == 3 and demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 1), o1) == 1
+assert demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o3) == 3
+assert demo.repeats_of(("ps, k server hosts", "ps", 4, 3, 3, 0, "bsp", 1, False), o3) == 3
+assert demo.repeats_of(ring2, o3) == 3 and demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o1) == 1
+# the time-to-accuracy runs: ring, PS bsp, async, ssp at N = 4, with and without the straggler,
+# whole epochs at their own batch on the full test set, at most TTA_REPEATS times
+tta = [r for r in demo.plan(dict(quick=False)) if r[8]]
+assert sorted((r[1], r[6], r[7]) for r in tta) == sorted((t, s, f) for f in (1.0, 0.5) for t, s in
+                                                          (("ring", "bsp"), ("ps", "bsp"), ("ps", "async"), ("ps", "ssp"))), tta
+assert all(r[2] == 4 and r[3] == r[4] == (demo.TTA_SERVERS if r[1] == "ps" else 0) and r[5] == 0 for r in tta), tta
+assert not any(r[8] for r in demo.plan(dict(quick=True)))
+assert demo.repeats_of(tta[0], o3) == demo.TTA_REPEATS == 2 and demo.repeats_of(tta[0], o1) == 1
+c = demo.command(tta[0], dict(steps=16), "d")
+assert "--steps" not in c and c[c.index("--batch") + 1] == str(demo.TTA_BATCH) and c[c.index("--test-limit") + 1] == "10000" \
+    and c[c.index("--epochs") + 1] == str(demo.TTA_EPOCHS), c
+c = demo.command(next(r for r in tta if r[6] == "async"), dict(steps=16), "d")   # each worker's gradient at lr / N
+assert c[c.index("--lr") + 1] == "%g" % (demo.TTA_LR / 4) and c[c.index("--servers") + 1] == str(demo.TTA_SERVERS), c
+assert c[c.index("--momentum") + 1] == "%g" % demo.TTA_ASYNC_MOMENTUM and "--momentum" not in demo.command(tta[0], dict(steps=16), "d")
+assert "--staleness" not in c
+c = demo.command(next(r for r in tta if r[6] == "ssp"), dict(steps=16), "d")
+assert c[c.index("--staleness") + 1] == str(demo.TTA_SSP_STALENESS) and c[c.index("--momentum") + 1] == "%g" % demo.TTA_ASYNC_MOMENTUM, c
+# an async run's epochs as the figure reads them: worker 0's epoch lines, then the budget's end
+# (the summary line: the final parameters' accuracy at the job's wall time), times / D
+demo.cluster = lambda *a, check=True: None
+line = ("echo 'epoch   1 (worker 0)  step 12  loss 1.2889  test 73.76%  samples/s 34523  elapsed 0.5s'; "
+        "echo 'summary: ps, 4 workers, global batch 4096: test accuracy 90.50%, final loss 0.3753, 134799 samples/s, "
+        "step 30.458 ms = data 0.353 + compute 25.688 + exchange 4.353 (wait 0.000) + optimizer 0.188 (+ other), wall 1.2s'; "
+        "printf 'topology,workers,steps,step_ms,data_ms,compute_ms,exchange_ms,wait_ms,optimizer_ms,wall_s,samples_per_s\\n"
+        "ps,4,36,30,0.4,25,4,0,0.2,1.2,130000\\n' > \"$1\"")
+for sync in ("async", "bsp"):
+    demo.one(("ps, 4 server hosts", "ps", 4, 4, 4, 0, sync, 1.0, True), ["sh", "-c", line], {"sweep_id": "demo", "repeat": 1,
+             "command": sync}, dict(rate="1gbit"), os.path.join(sys.argv[2], "e.csv"), os.path.join(sys.argv[2], "e.epochs.csv"), 4)
+eps = [(e["sync"], e["epoch"], e["elapsed_s"], e["test_accuracy"], e["loss"]) for e in pslib.read_rows(os.path.join(sys.argv[2], "e.epochs.csv"))]
+assert eps == [("async", "1", "0.125", "73.76", "1.2889"), ("async", "end", "0.300", "90.50", "0.3753"),
+               ("bsp", "1", "0.125", "73.76", "1.2889")], eps
+c = demo.command(("ring", "ring", 4, 0, 0, 0, "bsp", 1.0, False), dict(steps=16), "d")
+assert c[c.index("--steps") + 1] == "16" and c[c.index("--batch") + 1] == str(demo.BATCH), c
 # a fixture: ring scales (0.8 at N=8), PS with one server host flat, k server hosts beat the ring from k=3
 out = sys.argv[2]
 cols = pslib.TRAINER_COLUMNS + demo.EMU + pslib.EXTRA_COLUMNS
@@ -135,6 +166,21 @@ for k, t in ((2, 26.0), (3, 11.5), (4, 11.0)):
 add("ring", "ring", 4, 30.0, strag=0.5)
 add("ps, N colocated", "ps", 2, 11.4, S=2)   # within 5% of the ring at N=2: a tie, not a win
 add("step alone", "local", 1, 8.0, D=1)   # the same step on a full core: 128000 samples/s, in no table or label
+# a time-to-accuracy run (whole epochs, its own batch): in no throughput table, nor the crossover
+pslib.append_row(csv_path, cols, dict(label="ring", topology="ring", workers=4, dilation=8, servers=0, server_hosts=0, straggler=1,
+                                      sync="bsp", step_ms=99.0, exchange_ms=90.0, wait_ms=0, samples_per_s=1000, params=200000,
+                                      steps=48, sweep_id="demo", repeat=1, command="train --batch 512 --epochs 2 --timing-skip 2",
+                                      error=""))
+# its epochs: BSP PS 2.0 s, async 1.0 s (0.50 of it), SSP 1.5 s (0.75) with the straggler; the
+# repeats' medians of the last epoch
+ep_cols = ["sweep_id", "repeat", "command", "label", "workers", "sync", "straggler", "epoch", "elapsed_s", "test_accuracy", "loss"]
+for label, sync, strag, last in (("ring", "bsp", 1, (1.0, 95.5)), (demo.TTA_PS, "bsp", 1, (1.6, 95.5)),
+                                 (demo.TTA_PS, "bsp", 0.5, (2.0, 95.5)), (demo.TTA_PS, "async", 0.5, (1.0, 90.0)),
+                                 (demo.TTA_PS, "ssp", 0.5, (1.5, 93.0))):
+    for rep, d in ((1, 0.0), (2, 0.2)):
+        for ep, (t, a) in ((1, (last[0] / 2, last[1] - 3)), (2, (last[0] + d, last[1] + d))):
+            pslib.append_row(os.path.join(out, "demo.epochs.csv"), ep_cols, dict(sweep_id="demo", repeat=rep, command="x",
+                             label=label, workers=4, sync=sync, straggler=strag, epoch=ep, elapsed_s=t, test_accuracy=a, loss=1))
 o = dict(rate="1gbit", dilation=8)
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
@@ -143,18 +189,27 @@ text = buf.getvalue()
 for want in ("1-core hosts at 1gbit, dilation 8,", "N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80 (throughput(8) / (8 x throughput(1))); 0.64 against the same step alone"
              " on a full core (128000 samples/s, the one-worker host 0.80x that)",
              "exchanges faster than the ring from k=3 on (1.50 vs 1.90 ms, 21.1% less round by round), at the cost of 3"
-             " server hosts: 7 hosts in all against the ring's 4", "What it does not"):
+             " server hosts: 7 hosts in all against the ring's 4", "What it does not",
+             "without a straggler: BSP ring 1.10 s, 95.6%; BSP PS 1.70 s, 95.6%.",
+             "with one host at half a core: BSP PS 2.10 s, 95.6%; async PS 1.10 s, 90.1% (0.52 of BSP PS's time);"
+             " SSP PS 1.60 s, 93.1% (0.76 of BSP PS's time)."):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
 assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
 n2 = next(l for l in text.splitlines() if "N=2:" in l)
 assert "PS with one server" not in n2, "the runner-up named twice: " + n2
 with contextlib.redirect_stdout(io.StringIO()):
-    demo.figures(out, csv_path, os.path.join(out, "none.epochs.csv"), os.path.join(out, "none.csv"), dict(o, rate="1gbit"))
-for f in ("throughput", "exchange", "breakdown", "bytes"):
+    demo.figures(out, csv_path, os.path.join(out, "demo.epochs.csv"), os.path.join(out, "none.csv"), dict(o, rate="1gbit"))
+for f in ("throughput", "exchange", "breakdown", "bytes", "accuracy"):
     for ext in ("png", "svg"):
         p = os.path.join(out, "%s.%s" % (f, ext))
         assert os.path.getsize(p) > 1000, p
-    assert "1-core hosts, 1gbit links, dilation 8" in open(os.path.join(out, f + ".svg")).read(), f
+    assert ("1-core hosts, 1gbit links, dilation 8" if f != "accuracy" else demo.TTA_REGIME % (demo.LAYERS, "1gbit")) \
+        in open(os.path.join(out, f + ".svg")).read(), f
+# time to accuracy: one curve a design, from (0, 10%) through each epoch's medians over the repeats
+acc = [[float(x) for x in l.split()] for l in open(os.path.join(out, "demo-data", "tta0.dat")).read().splitlines()]
+assert acc == [[0, 10], [0.5, 87.0], [1.1, 90.1]], acc
+svg = open(os.path.join(out, "accuracy.svg")).read()
+assert all(t in svg for t in ("ps, 4 server hosts, async, straggler", "all 10,000 test images", "with and without a straggler")), "accuracy.svg"
 # what the figures draw: the breakdown at N=8, compute + exchange + wait = the step, one bar per
 # configuration under its whole label (double quotes: gnuplot splits a data line at blanks
 # outside them), and the throughput's medians
@@ -195,7 +250,7 @@ with contextlib.redirect_stdout(io.StringIO()):
     demo.figures(fig_dir, csv_path, os.path.join(fig_dir, "none.epochs.csv"), os.path.join(fig_dir, "calibration.csv"), o)
 D = lambda name: [shlex.split(l) for l in open(os.path.join(fig_dir, "demo-data", name)).read().splitlines()]   # noqa: E731
 num = lambda name: [[float(x) for x in l] for l in D(name)]   # noqa: E731
-regime = "MLP 784,256,10, batch 3072/worker, fp16; 1-core hosts, 1gbit links, dilation 1..8"
+regime = "MLP %s, batch %d/worker, fp16; 1-core hosts, 1gbit links, dilation 1..8" % (demo.LAYERS, demo.BATCH)
 for name, question in demo.FIGURES:
     if name == "accuracy":
         continue
