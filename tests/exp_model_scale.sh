@@ -3,7 +3,7 @@
 # cluster_step) against values computed by hand; with one GPU a host and no overlap it is the flat
 # model to the last digit; the tree and the ring cross where the hand says; psring model --predict,
 # --extrapolate and --published on tests/fixtures/published_small.csv (errors computed by hand in
-# its comments); bad input: one line, exit 2.
+# its comments), a row's own overlap, --check; the shipped points' citations; bad input: one line, exit 2.
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 scratch
@@ -118,6 +118,43 @@ for want in "fx-ps .* k=4 c=4 .* 0.8540 +22.00%" "fx-ring .* 0.8045 +3.14%" "^wi
   grep -Eq "$want" "$SCRATCH/pub4" || fail "--published with a server line: no '$want' in $(cat "$SCRATCH/pub4")"
 done
 
+# a row's own overlap (its source's code says when the exchange starts) replaces its transport's: fx-tree with
+# none hidden: 2 hosts 100 + 8.16 ms, one host 100 + 1.14 ms; speedup 2 x 101.14/108.16 = 1.8702, error 3.90%
+sed 's/,quote,assumed$/,quote,assumed,overlap/; s/^\(fx-tree,.*\)$/\1,0/; s/^\(fx-[rph].*\)$/\1,/' "$FIX" >"$SCRATCH/ov.csv"
+"$MODEL" --published "$SCRATCH/ov.csv" >"$SCRATCH/pub5" || fail "--published with an overlap column: $(cat "$SCRATCH/pub5")"
+for want in "fx-tree +tree H=2 G=8 100G rdma ov=0 .* 1.8702 +3.90%" "fx-hier .* 0.8696 +3.38%" "^median error 3.64%, worst 12.42% \(fx-ps\)"; do
+  grep -Eq "$want" "$SCRATCH/pub5" || fail "--published with an overlap column: no '$want' in $(cat "$SCRATCH/pub5")"
+done
+# --check: the fixture's rows without its '#' lines run through the fixture's assumptions and are reported apart
+grep -v '^#' "$FIX" >"$SCRATCH/chk.csv"
+"$MODEL" --published "$SCRATCH/ov.csv" --check "$SCRATCH/chk.csv" >"$SCRATCH/pub6" || fail "--check: $(cat "$SCRATCH/pub6")"
+sed -n '/^independent check, through the assumptions above/,$p' "$SCRATCH/pub6" >"$SCRATCH/chk.out"
+for want in "fx-tree +tree H=2 G=8 100G rdma +speedup .* 1.9326 +7.36%" "^median error 5.37%, worst 12.42% \(fx-ps\), over 4 points"; do
+  grep -Eq "$want" "$SCRATCH/chk.out" || fail "--check: no '$want' after its heading in $(cat "$SCRATCH/pub6")"
+done
+sed '/^independent check/q' "$SCRATCH/pub6" | grep -q "^median error 3.64%, worst 12.42% (fx-ps), over 4 points" \
+  || fail "--check moved the --published table: $(cat "$SCRATCH/pub6")"
+
+# the shipped points: at least 15 from at least 3 sources, every row cited (where, url, quote, what it assumed);
+# the model names BytePS the winner over Horovod+NCCL, as published; Horovod's own figures go through --check only
+DATA="$TOP_SRCDIR/data"
+"$MODEL" --published "$DATA/published-scaling.csv" --check "$DATA/published-horovod.csv" >"$SCRATCH/ship" || fail "shipped points: $(cat "$SCRATCH/ship")"
+grep -q "^winner byteps-bert-256: published ps, model ps: right" "$SCRATCH/ship" || fail "shipped points: winner: $(cat "$SCRATCH/ship")"
+grep -Eq "^median error [0-9.]+%, worst [0-9.]+% \(hvd-[a-z0-9-]+\), over 6 points" "$SCRATCH/ship" || fail "shipped check: $(tail -1 "$SCRATCH/ship")"
+python3 - "$DATA/published-scaling.csv" "$DATA/published-horovod.csv" <<'PY' || fail "shipped points: citations"
+import sys
+import pslib
+for path, least, sources in ((sys.argv[1], 15, 3), (sys.argv[2], 6, 1)):
+    notes = []
+    rows = pslib.read_rows(path, notes)
+    assert len(rows) >= least and len({r["source"] for r in rows}) >= sources, "%s: %d rows from %d sources" % (path, len(rows), len({r["source"] for r in rows}))
+    for r in rows:
+        for c in ("citation", "where", "url", "quote", "assumed"):
+            assert r[c].strip(), "%s: row %s has no %s" % (path, r["id"], c)
+        assert r["source"] != "horovod" or path == sys.argv[2], "%s: Horovod's own figures belong in the check" % r["id"]
+    assert any(x.startswith("# left out:") for x in notes), "%s: no '# left out' line" % path
+PY
+
 # bad input: one line, exit 2
 sed 's/"Fixture, a made-up tree point, not a publication"/""/' "$FIX" >"$SCRATCH/nocite.csv"
 sed 's/,hier,0,1,/,star,0,1,/' "$FIX" >"$SCRATCH/topo.csv"
@@ -126,6 +163,7 @@ sed '/^# assume,rdma/d' "$FIX" >"$SCRATCH/noassume.csv"
 sed 's/,single_gpu_rate,/,rate,/' "$FIX" >"$SCRATCH/nocol.csv"
 sed 's/^fx-ps,\(.*\),ps,4,1,/fx-ps,\1,ps,4.5,1,/' "$FIX" >"$SCRATCH/half.csv"
 sed 's/^# left out: nothing/# server,fixture-a,0,made up\n&/' "$FIX" >"$SCRATCH/nocores.csv"
+sed 's/^\(fx-tree,.*\),0$/\1,1.5/' "$SCRATCH/ov.csv" >"$SCRATCH/ovbad.csv"
 while IFS='|' read -r args want; do
   out=$("$MODEL" $args 2>&1); rc=$?
   [[ $rc == 2 && $(wc -l <<<"$out") == 1 && $out == *"$want"* ]] || fail "model $args: rc $rc, want 2 and one line with '$want': $out"
@@ -158,5 +196,9 @@ done <<EOF2
 --published $SCRATCH/half.csv|row fx-ps: a number is missing, not positive, or not a whole count
 --published $SCRATCH/nocores.csv|is not '# server,SOURCE,CORES (a whole count >= 1),WHERE'
 --predict --server-cores -1|--server-cores must be >= 0
+--check $SCRATCH/chk.csv|--check goes with --published
+--published $FIX --check $FIX|sets nothing: its '# assume' and '# server' lines belong in the --published file
+--published $FIX --check $SCRATCH/none.csv|--check $SCRATCH/none.csv: No such file
+--published $SCRATCH/ovbad.csv|row fx-tree: overlap '1.5' is not a fraction in 0..1
 EOF2
-pass "cost model at scale: formulas by hand, G=1 is the flat model, tree/ring cross, --predict, --extrapolate, --published"
+pass "cost model at scale: formulas by hand, G=1 is the flat model, tree/ring cross, --predict, --extrapolate, --published, --check"

@@ -5,7 +5,7 @@
 # hidden under empty mounts, so a run that reached into the tree would fail. Checks: --help of
 # every command; get-mnist into the scratch folder; train (local, ring, a bad flag, injected
 # latency); a sweep of 2 runs; plot; model --compare against the fixture calibration and
-# --published over the shipped points; summary;
+# --published --check over the shipped points; summary;
 # the three benchmarks; keygen; cluster up 2 / train --cluster / down (root with namespaces only).
 # Environment: PSRING_PREFIX_BIN (the installed bin folder), SRCDIR, BUILDDIR; MNIST from
 # $PSRING_MNIST_DIR, else SRCDIR/data/mnist (the one lookup: the installed pslib.sh).
@@ -99,8 +99,9 @@ run model "$P" model --calibration calibration.csv --compare demo.csv --out resu
 [[ $(wc -l <results/model_vs_measured.csv) -ge 3 ]] || fail "model --compare wrote no rows"
 run explain "$P" model --calibration calibration.csv --explain --topology ring -N 8 --compute-ms 30
 grep -q "2(N-1) alpha" explain.out || fail "model --explain printed no formula"
-run published "$P" model --published   # the shipped points, found under the installed pkgdatadir
-grep -qE "^median error .* over [0-9]+ points" published.out || fail "model --published printed no summary: $(tail -1 published.out)"
+run published "$P" model --published --check   # the shipped points and Horovod's, found under the installed pkgdatadir
+grep -qE "^median error .* over [0-9]+ points" published.out || fail "model --published printed no summary: $(head -25 published.out)"
+grep -qE "^median error .* \(hvd-.*over 6 points" published.out || fail "model --published --check printed no check: $(tail -1 published.out)"
 run summary "$P" summary results/sweep.csv --label loopback
 if command -v gnuplot >/dev/null; then
   run plot "$P" plot results/sweep.csv -o results/fig --label loopback
