@@ -164,6 +164,8 @@ sed 's/,single_gpu_rate,/,rate,/' "$FIX" >"$SCRATCH/nocol.csv"
 sed 's/^fx-ps,\(.*\),ps,4,1,/fx-ps,\1,ps,4.5,1,/' "$FIX" >"$SCRATCH/half.csv"
 sed 's/^# left out: nothing/# server,fixture-a,0,made up\n&/' "$FIX" >"$SCRATCH/nocores.csv"
 sed 's/^\(fx-tree,.*\),0$/\1,1.5/' "$SCRATCH/ov.csv" >"$SCRATCH/ovbad.csv"
+sed 's/^\(fx-tree,.*\),0$/\1,nan/' "$SCRATCH/ov.csv" >"$SCRATCH/ovnan.csv"
+{ echo "#  assume , rdma,4,0.88,0.1,spaced"; cat "$SCRATCH/chk.csv"; } >"$SCRATCH/chkassume.csv"
 while IFS='|' read -r args want; do
   out=$("$MODEL" $args 2>&1); rc=$?
   [[ $rc == 2 && $(wc -l <<<"$out") == 1 && $out == *"$want"* ]] || fail "model $args: rc $rc, want 2 and one line with '$want': $out"
@@ -200,5 +202,8 @@ done <<EOF2
 --published $FIX --check $FIX|sets nothing: its '# assume' and '# server' lines belong in the --published file
 --published $FIX --check $SCRATCH/none.csv|--check $SCRATCH/none.csv: No such file
 --published $SCRATCH/ovbad.csv|row fx-tree: overlap '1.5' is not a fraction in 0..1
+--published $SCRATCH/ovnan.csv|row fx-tree: overlap 'nan' is not a fraction in 0..1
+--published $FIX --check $SCRATCH/chkassume.csv|chkassume.csv: sets nothing
+--published $FIX --check=|--check needs a path
 EOF2
 pass "cost model at scale: formulas by hand, G=1 is the flat model, tree/ring cross, --predict, --extrapolate, --published, --check"
