@@ -106,9 +106,9 @@ run summary "$P" summary results/sweep.csv --label loopback
 if command -v gnuplot >/dev/null; then
   run plot "$P" plot results/sweep.csv -o results/fig --label loopback
   [[ -s results/fig/throughput.png && -s results/fig/throughput.svg ]] || fail "plot made no throughput.png/svg"
-  say "sweep of 2 runs, model --compare and --published, summary, plot"
+  say "sweep of 2 runs, model --compare and --published --check, summary, plot"
 else
-  say "sweep of 2 runs, model --compare and --published, summary (plot skipped: no gnuplot)"
+  say "sweep of 2 runs, model --compare and --published --check, summary (plot skipped: no gnuplot)"
 fi
 
 if [[ $(id -u) -eq 0 ]] && command -v tc >/dev/null && ip netns add psring-ic-probe.$$ 2>/dev/null; then
