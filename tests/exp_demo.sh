@@ -63,7 +63,7 @@ calls.clear()
 def work(made):
     demo.cluster("up", 4)
     made.append(4)
-    demo.one(("ring", "ring", 4, 0, 0, 0, "bsp", 0.5, False), ["sh", "-c", "kill -INT $PPID; sleep 5", "--cluster", "--steps", "1"],
+    demo.one(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 0.5, False), ["sh", "-c", "kill -INT $PPID; sleep 5", "--cluster", "--steps", "1"],
              {"sweep_id": "demo", "repeat": 1, "command": "x"}, dict(rate="1gbit"), os.path.join(sys.argv[2], "int.csv"),
              os.path.join(sys.argv[2], "int.epochs.csv"), 8)
 err = io.StringIO()
@@ -99,21 +99,21 @@ assert pslib.run_key({"sweep_id": "demo", "repeat": 1, "command": "train x"}) ==
        pslib.run_key({"sweep_id": "demo", "repeat": "1", "command": "train x"})
 # each run's dilation: 1 where its workers fit the CPUs (a core each, one server host sharing), else hosts within 1.25 cores
 # and links at most 125 Mbit/s, capped by --dilation
-ring2, ps8 = ("ring", "ring", 2, 0, 0, 0, "bsp", 1, False), ("ps", "ps", 8, 1, 1, 0, "bsp", 1, False)
+ring2, ps8 = demo.Run("ring", "ring", 2, 0, 0, 0, "bsp", 1, False), demo.Run("ps", "ps", 8, 1, 1, 0, "bsp", 1, False)
 assert demo.run_dilation(ring2, 8, "1gbit", cpus=2) == 1 and demo.run_dilation(ps8, 8, "1gbit", cpus=2) == 8
-assert demo.run_dilation(("ps", "ps", 1, 1, 1, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 1   # a worker host and a server host
-assert demo.run_dilation(("ps", "ps", 2, 1, 1, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 1   # a server host shares a worker's core
-assert demo.run_dilation(("ps", "ps", 2, 2, 2, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 8   # two would share both
-assert demo.run_dilation(("ring", "ring", 2, 0, 0, 0, "bsp", 0.5, False), 8, "1gbit", cpus=2) == 8   # a straggler needs a quota
+assert demo.run_dilation(demo.Run("ps", "ps", 1, 1, 1, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 1   # a worker host and a server host
+assert demo.run_dilation(demo.Run("ps", "ps", 2, 1, 1, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 1   # a server host shares a worker's core
+assert demo.run_dilation(demo.Run("ps", "ps", 2, 2, 2, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 8   # two would share both
+assert demo.run_dilation(demo.Run("ring", "ring", 2, 0, 0, 0, "bsp", 0.5, False), 8, "1gbit", cpus=2) == 8   # a straggler needs a quota
 assert demo.run_dilation(ring2, 8, "1gbit", cpus=1) == 8 and demo.run_dilation(ring2, 8, "200mbit", cpus=1) == 2
 assert demo.run_dilation(ring2, 4, "1gbit", cpus=1) == 4 and demo.run_dilation(ps8, 8, "100mbit", cpus=1) == 8
-assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 16, "100mbit", cpus=2) == 4
-assert demo.run_dilation(("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 8, "1gbit", cpus=16) == 8   # D=1: 2 hosts at most
+assert demo.run_dilation(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 16, "100mbit", cpus=2) == 4
+assert demo.run_dilation(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 8, "1gbit", cpus=16) == 8   # D=1: 2 hosts at most
 # every throughput run as often as --repeats says
 o3, o1 = dict(repeats=3), dict(repeats=1)
-assert demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o3) == 3
-assert demo.repeats_of(("ps, k server hosts", "ps", 4, 3, 3, 0, "bsp", 1, False), o3) == 3
-assert demo.repeats_of(ring2, o3) == 3 and demo.repeats_of(("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o1) == 1
+assert demo.repeats_of(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o3) == 3
+assert demo.repeats_of(demo.Run("ps, k server hosts", "ps", 4, 3, 3, 0, "bsp", 1, False), o3) == 3
+assert demo.repeats_of(ring2, o3) == 3 and demo.repeats_of(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o1) == 1
 # the time-to-accuracy runs: ring, PS bsp, async, ssp at N = 4, with and without the straggler,
 # whole epochs at their own batch on the full test set, at most TTA_REPEATS times
 tta = [r for r in demo.plan(dict(quick=False)) if r[8]]
@@ -164,12 +164,12 @@ line = ("echo 'epoch   1 (worker 0)  step 12  loss 1.2889  test 73.76%  samples/
         "printf 'topology,workers,steps,step_ms,data_ms,compute_ms,exchange_ms,wait_ms,optimizer_ms,wall_s,samples_per_s\\n"
         "ps,4,36,30,0.4,25,4,0,0.2,1.2,130000\\n' > \"$1\"")
 for sync in ("async", "bsp"):
-    demo.one(("ps, 4 server hosts", "ps", 4, 4, 4, 0, sync, 1.0, True), ["sh", "-c", line], {"sweep_id": "demo", "repeat": 1,
+    demo.one(demo.Run("ps, 4 server hosts", "ps", 4, 4, 4, 0, sync, 1.0, True), ["sh", "-c", line], {"sweep_id": "demo", "repeat": 1,
              "command": sync}, dict(rate="1gbit"), os.path.join(sys.argv[2], "e.csv"), os.path.join(sys.argv[2], "e.epochs.csv"), 4)
 eps = [(e["sync"], e["epoch"], e["elapsed_s"], e["test_accuracy"], e["loss"]) for e in pslib.read_rows(os.path.join(sys.argv[2], "e.epochs.csv"))]
 assert eps == [("async", "1", "0.125", "73.76", "1.2889"), ("async", "end", "0.300", "90.50", "0.3753"),
                ("bsp", "1", "0.125", "73.76", "1.2889"), ("bsp", "end", "0.300", "90.50", "0.3753")], eps
-c = demo.command(("ring", "ring", 4, 0, 0, 0, "bsp", 1.0, False), dict(steps=16), "d")
+c = demo.command(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1.0, False), dict(steps=16), "d")
 assert c[c.index("--steps") + 1] == "16" and c[c.index("--batch") + 1] == str(demo.BATCH), c
 # a fixture: ring scales (0.8 at N=8), PS with one server host flat, k server hosts beat the ring from k=3
 out = sys.argv[2]
