@@ -19,8 +19,9 @@ FUZZ_LIBS_checkpoint = $(ZLIB_LIBS) -lm
 FUZZ_SRC_wire = src/ps/wire.c src/common/half.c
 FUZZ_DEFS_wire =
 FUZZ_LIBS_wire = -lm
-FUZZ_SRC_options = src/train/options.c src/model/mlp.c src/model/layers.c src/model/optim.c \
-  src/data/sampler.c src/common/check.c src/common/parse.c
+FUZZ_SRC_options = src/train/options.c src/train/topology_list.c src/exchange/local_topology.c \
+  src/ring/ring_topology.c src/ps/ps_topology.c src/common/opttab.c src/model/mlp.c src/model/layers.c \
+  src/model/optim.c src/data/sampler.c src/common/check.c src/common/parse.c
 FUZZ_DEFS_options = $(BLAS_CFLAGS)
 FUZZ_LIBS_options = $(BLAS_LIBS) -lm
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # launcher_cli.sh: a bad flag given to `psring train|bench -np N` gets the program's own line once
-# and exit 2: the launcher validates the options once (--check-options, no MPI) before mpirun
-# starts N ranks, so there is no line per rank and no mpirun abort banner.
+# and exit 2: the launcher validates the options once (--describe and --check-options, no MPI)
+# before mpirun starts N ranks, so there is no line per rank and no mpirun abort banner.
 source "$(dirname "$0")/common.sh"
 export PSRING_BUILDDIR=$TOP_BUILDDIR
 PSRING=$TOP_SRCDIR/psring
@@ -34,7 +34,7 @@ once "psring: bench ps with -np 2 and --servers 2 leaves no worker (need -np > s
 # --topology by getopt_long), a cluster of short options named by the word before it, a value
 # taken from the next flag, an output path refused only after the training, a size of 0 bytes
 # (an endless loop) or NaN, a count bash reads as octal, a flag without its value
-once "psring: write --topology out in full (an abbreviation of it was given)" train -np 2 --top ring
+once "psring-train: write --topology out in full (an abbreviation of it was given)" train -np 2 --top ring
 out=$("$TRAIN" --check-options --epo 1 2>&1); rc=$?
 [[ $rc -eq 2 && $out == "psring-train: write --epochs out in full (an abbreviation of it was given)" ]] || fail "--epo 1: rc $rc: $out"
 once "psring-train: unknown option '-x' (see --help)" train -np 2 --topology ring --epochs 1 -xyz
@@ -44,7 +44,12 @@ once "psring-train: --csv /no/such/dir/r.csv: cannot write in /no/such/dir: No s
 once "psring-bench-allreduce: -b: not a size of at least 4 bytes (like 4K, 16M): '0'" bench allreduce -np 2 -b 0
 once "psring-bench-allreduce: -e: not a size of at least 4 bytes (like 4K, 16M): 'nan'" bench allreduce -np 2 -e nan
 once "psring: -np must be a positive integer up to 999999: got '08'" train -np 08 --topology ring
-once "psring: --topology needs a value" train -np 2 --topology
+once "psring-train: option --topology needs a value (see --help)" train -np 2 --topology
+# what the process count must be is the topology's rule, said by the trainer (--describe-np)
+once "psring-train: --topology local runs one process: drop -np 4 or pick another topology" train -np 4 --topology local
+once "psring-train: --topology ps with -np 2 and --servers 2 leaves no worker (need -np > servers)" \
+  train -np 2 --topology ps --servers 2
+once "psring-train: --servers applies to --topology ps only" train -np 2 --topology ring --servers 2
 once "psring: bench gemm runs one process: drop -np 4" bench gemm -np 4
 # a long option refused is named as typed, not by its one-letter value ('-S needs a value')
 out=$("$TOP_BUILDDIR/psring-bench-ps" --check-options --servers 2>&1)

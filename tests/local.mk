@@ -2,10 +2,10 @@
 # tests/unit.h: the Check binaries' shared runner, table-driven suites and temporary-folder fixture
 noinst_HEADERS += tests/unit.h
 check_PROGRAMS += tests/test_train
-tests_test_train_SOURCES = tests/test_train.c
-tests_test_train_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_train_LDADD = src/train/libtrain.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
-  $(CHECK_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lm
+# (with the list of topologies and their descriptors, whose flags the options parse)
+tests_test_train_SOURCES = tests/test_train.c src/train/topology_list.c $(TOPOLOGY_SOURCES)
+tests_test_train_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS)
+tests_test_train_LDADD = $(PSRING_CUDA_FIRST) $(PSRING_LIBS) $(CHECK_LIBS) $(PSRING_EXTERNAL_LIBS) $(PSRING_CUDA_LAST)
 TESTS += tests/test_train tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
 EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
 # the --ps-auth keyfile (src/ps/auth.c, from the PS library)

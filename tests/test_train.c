@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "train/options.h"
+#include "train/topology_list.h"
 #include "train/metrics.h"
 #include "train/checkpoint.h"
 #include "common/parse.h"
@@ -70,25 +71,100 @@ START_TEST(test_options_bad) {
 }
 END_TEST
 
+/* a topology's flag as its table stored it in the options' topology config */
+static int topo_int(const options_t *o, const char *flag) {
+    const opttab_row_t *row = topology_flag(o->topology, flag);
+    ck_assert_msg(row != NULL, "--topology %s has no --%s", o->topology->name, flag);
+    return *(const int *)(o->topo_cfg + row->offset);
+}
+
 START_TEST(test_options_good) {
     options_t o;
     char err[512] = "";
     ck_assert_int_eq(parse_line(&o, "", err, sizeof err), 0);
-    ck_assert_int_eq(o.topology, TOPO_LOCAL);
+    ck_assert_str_eq(o.topology->name, "local");
     ck_assert_int_eq(o.nsizes, 4);
     ck_assert_int_eq(o.sizes[1], 512);
     ck_assert_int_eq(o.batch, 64);
     ck_assert_int_eq(parse_line(&o, "--topology ps --servers 2 --sync ssp --staleness 3 --layers 784,128,10 --batch 32 "
                                     "--lr 0.1 --fp16 --transport ipc", err, sizeof err), 0);
-    ck_assert_int_eq(o.topology, TOPO_PS);
-    ck_assert_int_eq(o.servers, 2);
-    ck_assert_int_eq(o.sync, SYNC_SSP);
-    ck_assert_int_eq(o.staleness, 3);
+    ck_assert_str_eq(o.topology->name, "ps");
+    ck_assert_int_eq(topo_int(&o, "servers"), 2);
+    ck_assert_int_eq(topo_int(&o, "sync"), 2);        /* the index of ssp in bsp|async|ssp */
+    ck_assert_int_eq(topo_int(&o, "staleness"), 3);
     ck_assert_int_eq(o.nsizes, 3);
     ck_assert_int_eq(o.batch, 32);
     ck_assert_float_eq_tol(o.lr, 0.1f, 1e-7f);
-    ck_assert_int_eq(o.fp16, 1);
-    ck_assert_str_eq(o.transport, "ipc");
+    ck_assert_int_eq(topo_int(&o, "fp16"), 1);
+    ck_assert_int_eq(topo_int(&o, "transport"), 1);   /* ipc */
+    /* the topology's flags start from its defaults whatever the order on the command line */
+    ck_assert_int_eq(parse_line(&o, "--chunk-kb 64 --topology ring", err, sizeof err), 0);
+    ck_assert_int_eq(topo_int(&o, "chunk-kb"), 64);
+    ck_assert_int_eq(topo_int(&o, "fp16"), 0);
+}
+END_TEST
+
+/* a flag of another topology names the ones that have it; every topology's flags are in --help */
+START_TEST(test_options_topology_flags) {
+    options_t o;
+    char err[512] = "";
+    ck_assert_int_eq(parse_line(&o, "--topology ring --servers 2", err, sizeof err), 2);
+    ck_assert_str_eq(err, "--servers applies to --topology ps only");
+    ck_assert_int_eq(parse_line(&o, "--fp16", err, sizeof err), 2);
+    ck_assert_str_eq(err, "--fp16 applies to --topology ring or ps only");
+    ck_assert_int_eq(parse_line(&o, "--topology ps --hierarchical", err, sizeof err), 2);
+    ck_assert_str_eq(err, "--hierarchical applies to --topology ring only");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    options_usage(f);
+    fclose(f);
+    for (int i = 0; topology_list[i]; i++) {
+        const opttab_t *t = &topology_list[i]->flags;
+        for (size_t r = 0; r < t->n; r++) {
+            char want[64];
+            snprintf(want, sizeof want, "  --%s", t->rows[r].flag);
+            ck_assert_msg(t->rows[r].usage == NULL || strstr(text, want), "--help lacks %s", want);
+        }
+    }
+    free(text);
+}
+END_TEST
+
+/* --describe: what the launcher reads, from the topology's descriptor */
+static const struct { const char *line; const char *want; } describe_cases[] = {
+    {"--describe", "topology=local\ndirect=1\nservers=0\ncluster_bind=0\npeer_timeout=0\nrecovery=0\n"},
+    {"--describe --topology ring", "topology=ring\ndirect=0\nservers=0\ncluster_bind=0\npeer_timeout=0\nrecovery=0\n"},
+    {"--describe --topology ps --servers 3 --sync async", "topology=ps\ndirect=0\nservers=3\ncluster_bind=1\npeer_timeout=10\nrecovery=1\n"},
+    {"--describe --topology ps --bind 10.0.0.1 --peer-timeout 4", "topology=ps\ndirect=0\nservers=1\ncluster_bind=0\npeer_timeout=0\nrecovery=0\n"},
+};
+
+START_TEST(test_options_describe) {
+    options_t o;
+    char err[512] = "";
+    ck_assert_int_eq(parse_line(&o, describe_cases[_i].line, err, sizeof err), 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    options_describe(&o, f);
+    fclose(f);
+    ck_assert_msg(!strncmp(text, describe_cases[_i].want, strlen(describe_cases[_i].want)), "'%s' described as\n%s",
+                  describe_cases[_i].line, text);
+    ck_assert_ptr_nonnull(strstr(text, "\ntopologies=local ring ps"));
+    free(text);
+}
+END_TEST
+
+/* --describe-np: the process counts a topology cannot run on, refused by the topology */
+START_TEST(test_options_describe_np) {
+    options_t o;
+    char err[512] = "";
+    ck_assert_int_eq(parse_line(&o, "--describe --describe-np 2", err, sizeof err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "runs one process"));
+    ck_assert_int_eq(parse_line(&o, "--describe --describe-np 2 --topology ps --servers 2", err, sizeof err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "leaves no worker"));
+    ck_assert_int_eq(parse_line(&o, "--describe --describe-np 3 --topology ps --servers 2", err, sizeof err), 0);
+    ck_assert_int_eq(parse_line(&o, "--describe-np 3", err, sizeof err), 2);
 }
 END_TEST
 
@@ -154,7 +230,15 @@ START_TEST(test_metrics_append) {
     snprintf(path, sizeof path, "%s/r.csv", unit_dir);
     metrics_row_t r;
     metrics_row_init(&r);
+    static const char *const mine[] = {"ring_path", "servers", NULL}, *const again[] = {"servers", "extra", NULL};
+    metrics_add_columns(&r, mine);
+    metrics_add_columns(&r, again);   /* a column two topologies share is one column */
+    int base = 0;
+    while (metrics_columns[base]) base++;
+    ck_assert_int_eq(r.n, base + 3);
+    ck_assert_str_eq(r.names[base + 2], "extra");
     metrics_set(&r, "topology", "ring");
+    metrics_set(&r, "servers", "2");
     metrics_set(&r, "layers", "%s", "784,256,10");
     metrics_set(&r, "workers", "%d", 4);
     ck_assert_int_eq(metrics_append(path, &r, err, sizeof err), 0);
@@ -171,9 +255,7 @@ START_TEST(test_metrics_append) {
             /* as many fields as columns: count commas outside quotes */
             int commas = 0, inq = 0;
             for (char *p = line; *p; p++) { if (*p == '"') inq = !inq; else if (*p == ',' && !inq) commas++; }
-            int ncols = 0;
-            while (metrics_columns[ncols]) ncols++;
-            ck_assert_int_eq(commas, ncols - 1);
+            ck_assert_int_eq(commas, r.n - 1);
         }
     }
     fclose(f);
@@ -403,6 +485,8 @@ static Suite *suite_with_tmpdir(const char *name, const unit_test_t *tests, int 
 int main(void) {
     const unit_test_t options[] = {
         UNIT_LOOP(test_options_bad, UNIT_LEN(bad_options)), UNIT_TEST(test_options_good),
+        UNIT_TEST(test_options_topology_flags), UNIT_LOOP(test_options_describe, UNIT_LEN(describe_cases)),
+        UNIT_TEST(test_options_describe_np),
         UNIT_LOOP(test_options_lr_default, UNIT_LEN(lr_defaults)), UNIT_TEST(test_options_missing_data),
         UNIT_TEST(test_options_fingerprint),
     };

@@ -3,7 +3,6 @@
  * caches, the cores' frequency and the other processes meet the exchange as they do in training. */
 #include "train_step.h"
 #include "exchange/exchange_local.h"
-#include "train/options.h"
 #include "common/check.h"
 #include "common/rng.h"
 #include "common/parse.h"
@@ -49,12 +48,9 @@ void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allo
     t->batch = s->batch;
     model_init(&t->md, &t->m, DEVICE_CPU, 0);
     if (with_optimizer) {
-        /* psring-train's optimizer as its defaults configure it (options.c), for this model */
-        options_t o;
-        options_defaults(&o);
-        memcpy(o.sizes, s->sizes, sizeof(int) * (size_t)s->nsizes);
-        o.nsizes = s->nsizes;
-        optim_config_t oc = options_optim_config(&o);
+        /* psring-train's optimizer as its defaults configure it (optim_defaults), for this model */
+        optim_config_t oc = optim_defaults(OPTIM_SGD);
+        if (optim_set_layout(&oc, s->sizes, s->nsizes) != 0) oc.nseg = 0;   /* only LARS reads it */
         t->ex = exchange_local_create(&oc, t->m.nparams);
         t->lr = oc.lr;
     }

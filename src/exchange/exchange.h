@@ -12,8 +12,8 @@
  *
  * src/exchange sits below both topologies and the trainer (src/common <- src/exchange <- src/ring,
  * src/ps <- src/train): the topologies implement this interface without seeing the trainer, and
- * each takes its own configuration (ring_config.h, ps_config.h), which src/train/exchange_create.c
- * builds from the command line, so no topology reads the trainer's options.
+ * each takes its own configuration (ring_config.h, ps_config.h), which its descriptor
+ * (topology.h) builds from its own flags, so no topology reads the trainer's options.
  *
  * Counts are in elements (floats), never bytes. The optimizer state (momentum) belongs to the
  * exchange because in the PS it lives on the servers. All functions return 0 on success; on a
@@ -104,13 +104,14 @@ typedef struct {
     /* Optional (may be NULL): after finish, on worker 0, this topology's own CSV columns
      * (ring: allreduce, op, ...; ps: sync, servers, ...), see metrics.c for the names. */
     void (*report)(exchange_t *ex, exchange_report_t *r);
-    /* Optional (may be NULL: the workers meet at every epoch's end). A run that ends on a sample
-     * budget shared by all workers instead, so a fast worker takes more steps than a slow one
-     * (PS async/ssp). budget: before state_set/sync_params, the samples in all and in a full
-     * step; returns 1 when this exchange ends on them, 0 when it keeps epochs (PS bsp). share:
-     * before each step, the samples it takes (this worker's share of the budget), 0 when the
-     * budget is spent. stop: this worker takes no more steps (an unspent share goes back). */
-    int (*budget)(exchange_t *ex, uint64_t samples, uint64_t step_samples);
+    /* Optional (may be NULL: the workers meet at every epoch's end). How a run ends when its
+     * workers do not meet (an asynchronous topology): on a sample budget that all of them share,
+     * so a fast worker takes more steps than a slow one. budget: before state_set/sync_params,
+     * given the samples its epochs hold in all, those a resumed run already did and those of a
+     * full step; returns the budget it ends on, or 0 when it keeps epochs (a synchronous mode).
+     * share: before each step, the samples it takes (this worker's share of the budget), 0 when
+     * the budget is spent. stop: this worker takes no more steps (an unspent share goes back). */
+    uint64_t (*budget)(exchange_t *ex, uint64_t epochs_samples, uint64_t done_samples, uint64_t step_samples);
     long (*share)(exchange_t *ex);
     int (*stop)(exchange_t *ex);
 } exchange_ops_t;

@@ -3,7 +3,11 @@
 # src/model and src/common, so the topologies never include or link the trainer.
 noinst_LIBRARIES += src/exchange/libexchange.a
 src_exchange_libexchange_a_SOURCES = src/exchange/exchange_local.c
-noinst_HEADERS += src/exchange/exchange.h src/exchange/exchange_local.h
+noinst_HEADERS += src/exchange/exchange.h src/exchange/exchange_local.h src/exchange/topology.h
+# the local topology's descriptor (topology.h), compiled into the programs that list topologies
+TOPOLOGY_SOURCES = src/exchange/local_topology.c
+# each topology's library, added by its local.mk (linked by every program that lists topologies)
+TOPOLOGY_LIBS =
 
 # --with-cuda: the local topology's device step, in its own library like the ring's
 # (libexchange_cuda.a, linked through $(PSRING_CUDA_FIRST), see src/ring/local.mk)

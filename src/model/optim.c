@@ -28,6 +28,18 @@ float optim_default_lr(optim_kind_t k) {
     return 0.02f;
 }
 
+optim_config_t optim_defaults(optim_kind_t k) {
+    optim_config_t c = {0};
+    c.kind = k;
+    c.lr = optim_default_lr(k);
+    c.momentum = 0.9f;
+    c.beta1 = 0.9f;
+    c.beta2 = 0.999f;
+    c.eps = 1e-8f;
+    c.lars_eta = 0.001f;
+    return c;
+}
+
 int optim_set_layout(optim_config_t *c, const int *sizes, int nsizes) {
     c->nseg = 0;
     if (nsizes < 2 || 2 * (nsizes - 1) > OPTIM_MAX_SEGMENTS) return -1;

@@ -43,6 +43,9 @@ const char *optim_kind_name(optim_kind_t k);
  * adam 0.001 (torch.optim.Adam's default), lars 1 (the trust ratio alone sets the step: each
  * weight matrix moves lars_eta of its norm per step, as You et al. 2017 write the update). */
 float optim_default_lr(optim_kind_t k);
+/* kind with psring-train's defaults (its --help): lr optim_default_lr, momentum 0.9, no weight
+ * decay, Adam's betas 0.9 and 0.999 and eps 1e-8 (torch.optim.Adam's), LARS' eta 0.001; no layout */
+optim_config_t optim_defaults(optim_kind_t k);
 /* Fills the segments for an MLP with these layer widths, laid out as mlp.h does it
  * (W_0, b_0, W_1, b_1, ...). Returns 0, or -1 when there are more than OPTIM_MAX_SEGMENTS. */
 int optim_set_layout(optim_config_t *c, const int *sizes, int nsizes);

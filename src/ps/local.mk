@@ -1,5 +1,7 @@
 # src/ps: wire protocol, server, worker, the ps exchange (ZeroMQ; MPI only to start)
 TOPOLOGY_LIBS += src/ps/libps.a
+# its descriptor (topology.h), compiled into the programs that list topologies
+TOPOLOGY_SOURCES += src/ps/ps_topology.c
 noinst_LIBRARIES += src/ps/libps.a
 src_ps_libps_a_SOURCES = src/ps/wire.c src/ps/server.c src/ps/server_transport.c src/ps/server_rounds.c \
   src/ps/server_stats.c src/ps/worker.c src/ps/ps_exchange.c src/ps/auth.c
@@ -22,10 +24,10 @@ EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_k
 bin_PROGRAMS += psring-bench-ps
 # (the shared flags, sweep and CSV: bench_driver.c; --compute runs the trainer's step: train_step.c
 # with the trainer's model_ops.c)
-psring_bench_ps_SOURCES = src/bench/ps.c src/bench/bench_driver.c src/bench/train_step.c src/train/model_ops.c
+psring_bench_ps_SOURCES = src/bench/ps.c src/bench/bench_driver.c src/bench/train_step.c src/exchange/model_ops.c
 noinst_HEADERS += src/bench/train_step.h src/bench/bench_driver.h
 psring_bench_ps_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS)
-psring_bench_ps_LDADD = $(PSRING_CUDA_FIRST) src/train/libtrain.a src/ps/libps.a src/exchange/libexchange.a \
+psring_bench_ps_LDADD = $(PSRING_CUDA_FIRST) src/ps/libps.a src/exchange/libexchange.a \
   src/model/libmodel.a src/data/libdata.a \
   src/common/libcommon.a $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm $(PSRING_CUDA_LAST)
 TESTS += tests/ps_bench.sh

@@ -1,6 +1,6 @@
 /* ps_config.h: what the parameter-server topology is asked to do, in its own terms. The trainer
- * fills a ps_config_t from its command line (src/train/exchange_create.c); nothing in src/ps
- * reads the trainer's options. The names and the transport parser are inline so that the
+ * descriptor (ps_topology.c) fills a ps_config_t from its flags and what the trainer shares
+ * (topology.h); nothing in src/ps reads the trainer's options. The names and the transport parser are inline so that the
  * trainer's option parser shares them without linking the PS. */
 #ifndef PSRING_PS_CONFIG_H
 #define PSRING_PS_CONFIG_H
@@ -25,6 +25,8 @@ typedef struct {
     int fp16;                   /* gradients and parameters travel as IEEE half */
     int chunk_kb;               /* bsp push/reply slice in KiB, 0 = whole shards */
     int credit;                 /* bsp: slices of a shard a worker has on the way, 0 = all at once */
+    uint64_t samples;           /* async/ssp: the sample budget shared by the workers, 0 = the
+                                 * trainer's (its epochs' samples) */
     const char *layers;         /* the layer list as the user wrote it, for messages */
     int quiet;                  /* no informational lines */
 } ps_config_t;

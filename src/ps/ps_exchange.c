@@ -33,6 +33,7 @@ typedef struct {
     int started_mpi;
     int quiet;
     sync_mode_t sync;
+    uint64_t samples;            /* the sample budget asked for (--samples), 0 = the trainer's */
     int nservers, staleness;
     ps_transport_t transport;
     int fp16;
@@ -79,11 +80,13 @@ static int ps_step(exchange_t *ex, float *params, float *grads, size_t count, fl
 
 /* async/ssp end on the sample budget, handed out by server 0 (wire.h); bsp keeps its epochs,
  * whose rounds make it the same, step by step, as the ring and local */
-static int ps_budget(exchange_t *ex, uint64_t samples, uint64_t step_samples) {
+static uint64_t ps_budget(exchange_t *ex, uint64_t epochs_samples, uint64_t done, uint64_t step_samples) {
     ps_impl_t *p = ex->impl;
     if (p->sync == SYNC_BSP) return 0;
-    ps_worker_set_budget(p->worker, samples, step_samples);
-    return 1;
+    uint64_t total = p->samples ? p->samples : epochs_samples;
+    total = total > done ? total - done : 1;
+    ps_worker_set_budget(p->worker, total, step_samples);
+    return total;
 }
 
 static long ps_share(exchange_t *ex) {
@@ -306,6 +309,7 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     p->started_mpi = started;
     p->quiet = c->quiet;
     p->sync = c->sync;
+    p->samples = c->samples;
     p->nservers = S;
     p->staleness = c->staleness;
     p->transport = c->transport;

@@ -1,6 +1,7 @@
 # src/ring: ring allreduce and the ring exchange (MPI)
-TOPOLOGY_LIBS =
 TOPOLOGY_LIBS += src/ring/libring.a
+# its descriptor (topology.h), compiled into the programs that list topologies
+TOPOLOGY_SOURCES += src/ring/ring_topology.c
 
 noinst_LIBRARIES += src/ring/libring.a
 src_ring_libring_a_SOURCES = src/ring/ring_allreduce.c src/ring/ring_exchange.c src/ring/ring_overlap.c \
@@ -18,9 +19,9 @@ tests_test_ring_LDADD = src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) -l
 # the allreduce benchmark lives in src/bench but is built from here: it is the ring's program
 bin_PROGRAMS += psring-bench-allreduce
 # (--compute runs the trainer's step: train_step.c with the trainer's model_ops.c, the local exchange)
-psring_bench_allreduce_SOURCES = src/bench/allreduce.c src/bench/bench_driver.c src/bench/train_step.c src/train/model_ops.c
+psring_bench_allreduce_SOURCES = src/bench/allreduce.c src/bench/bench_driver.c src/bench/train_step.c src/exchange/model_ops.c
 psring_bench_allreduce_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-psring_bench_allreduce_LDADD = $(PSRING_CUDA_FIRST) src/train/libtrain.a src/ring/libring.a src/exchange/libexchange.a \
+psring_bench_allreduce_LDADD = $(PSRING_CUDA_FIRST) src/ring/libring.a src/exchange/libexchange.a \
   src/model/libmodel.a src/data/libdata.a src/common/libcommon.a $(MPI_LIBS) $(BLAS_LIBS) -lpthread -lm \
   $(PSRING_CUDA_LAST)
 EXTRA_DIST += src/bench/allreduce_cuda.c

@@ -290,8 +290,13 @@ static void ringex_free(exchange_t *ex) {
 
 /* the exchange ops (exchange.h): the required ones (ringex_*: ring_free is the ring's own), and
  * --overlap's grad_ready, the shared-window gradients and the ring's CSV columns */
-static const exchange_ops_t ring_ops = {
+static const exchange_ops_t ring_ops_overlap = {
     .name = "ring", EXCHANGE_OPS_REQUIRED(ringex), .grad_ready = ring_overlap_grad_ready,
+    .grads_alloc = ring_grads_alloc, .grads_free = ring_grads_free, .report = ring_report,
+};
+/* without --overlap: no grad_ready, so the trainer hands over the gradient whole */
+static const exchange_ops_t ring_ops = {
+    .name = "ring", EXCHANGE_OPS_REQUIRED(ringex),
     .grads_alloc = ring_grads_alloc, .grads_free = ring_grads_free, .report = ring_report,
 };
 
@@ -313,7 +318,7 @@ exchange_t *exchange_ring_create(const ring_config_t *c, size_t count) {
     exchange_t *ex = xcalloc(1, sizeof *ex);
     ringex_t *x = xcalloc(1, sizeof *x);
     ex->impl = x;
-    ex->ops = &ring_ops;
+    ex->ops = c->overlap ? &ring_ops_overlap : &ring_ops;
     x->started_mpi = started;
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &ex->rank));
     mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &ex->world_size));

@@ -2,18 +2,19 @@
 noinst_LIBRARIES += src/train/libtrain.a
 src_train_libtrain_a_SOURCES = src/train/options.c src/train/metrics.c src/train/checkpoint.c
 src_train_libtrain_a_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
-noinst_HEADERS += src/train/options.h src/train/checkpoint.h src/train/metrics.h src/train/exchange_create.h
+noinst_HEADERS += src/train/options.h src/train/checkpoint.h src/train/metrics.h src/train/topology_list.h
 
 bin_PROGRAMS += psring-train
-# exchange_create.c (the topology factory) sits in the program: it is the one place that names
-# every topology, and the trainer's library stays free of them.
-psring_train_SOURCES = src/train/train.c src/train/exchange_create.c src/train/model_ops.c
-psring_train_CFLAGS = $(AM_CFLAGS)
+# topology_list.c (the one list of topologies) and every topology's descriptor (TOPOLOGY_SOURCES,
+# added by each topology's local.mk) sit in the program: the trainer's library stays free of them.
+TRAIN_PROGRAM_SOURCES = src/train/train.c src/train/topology_list.c src/exchange/model_ops.c
+psring_train_SOURCES = $(TRAIN_PROGRAM_SOURCES) $(TOPOLOGY_SOURCES)
+psring_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS)
 # in layer order, the trainer's first: train, the topologies, exchange, model, data, common; the
 # GPU libraries (empty without CUDA, see src/ring/local.mk) before them, CUDA's own after everything
 psring_train_LDADD = $(PSRING_CUDA_FIRST) $(PSRING_LIBS) $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) \
   -lpthread -lm $(PSRING_CUDA_LAST)
-noinst_HEADERS += src/train/model_ops.h
+noinst_HEADERS += src/exchange/model_ops.h
 # every library a psring binary links, in link order (for tests and benchmarks too)
 PSRING_LIBS = src/train/libtrain.a $(TOPOLOGY_LIBS) src/exchange/libexchange.a src/model/libmodel.a \
   src/data/libdata.a src/common/libcommon.a

@@ -8,19 +8,18 @@
 #include <stdlib.h>
 #include <sys/file.h>
 
+/* the trainer's own columns; each topology adds its own after them (metrics_add_columns) */
 const char *const metrics_columns[] = {
-    "topology", "allreduce", "sync", "staleness", "servers", "workers", "device", "gpus", "ranks_per_gpu",
-    "ring_path", "transport",
-    "fp16", "overlap", "accumulate", "optimizer", "sampler", "op", "hierarchical", "layers", "params", "batch_per_worker", "global_batch",
+    "topology", "workers", "device", "gpus", "ranks_per_gpu",
+    "accumulate", "optimizer", "sampler", "layers", "params", "batch_per_worker", "global_batch",
     "epochs", "steps", "steps_per_epoch", "lr", "seed", "samples_per_s", "step_ms", "data_ms", "compute_ms",
     "exchange_ms", "wait_ms", "optimizer_ms", "bytes_sent_per_worker", "bytes_recv_per_worker",
-    "bytes_per_server", "staleness_mean", "staleness_max", "lost_workers", "final_loss",
-    "test_accuracy", "wall_s", NULL,
+    "final_loss", "test_accuracy", "wall_s", NULL,
 };
 
-static int column_index(const char *name) {
-    for (int i = 0; metrics_columns[i]; i++)
-        if (!strcmp(metrics_columns[i], name)) return i;
+static int column_index(const metrics_row_t *r, const char *name) {
+    for (int i = 0; i < r->n; i++)
+        if (!strcmp(r->names[i], name)) return i;
     return -1;
 }
 
@@ -29,8 +28,19 @@ void metrics_row_init(metrics_row_t *r) {
     for (r->n = 0; metrics_columns[r->n]; r->n++) r->names[r->n] = metrics_columns[r->n];
 }
 
+void metrics_add_columns(metrics_row_t *r, const char *const *names) {
+    for (; *names; names++) {
+        if (column_index(r, *names) >= 0) continue;   /* shared by two topologies: one column */
+        if (r->n == METRICS_MAX_COLS) {   /* a programming error, not user input */
+            fprintf(stderr, "psring: %s:%d: more than %d CSV columns\n", __FILE__, __LINE__, METRICS_MAX_COLS);
+            abort();
+        }
+        r->names[r->n++] = *names;
+    }
+}
+
 void metrics_set(metrics_row_t *r, const char *name, const char *fmt, ...) {
-    int i = column_index(name);
+    int i = column_index(r, name);
     if (i < 0) {   /* a programming error, not user input */
         fprintf(stderr, "psring: %s:%d: unknown CSV column '%s'\n", __FILE__, __LINE__, name);
         abort();

@@ -1,33 +1,33 @@
-/* options.h: every psring-train flag in one struct, parsed with getopt_long and validated in one
- * place, so bad input always gets one clear line and exit code 2 before any process talks to
- * another. The topologies never see this struct: exchange_create.c builds each one's own
- * configuration (ring_config_t, ps_config_t) from it. */
+/* options.h: psring-train's own flags in one struct, parsed from one table (options.c) together
+ * with the chosen topology's flags (its descriptor's table, topology.h), validated in one place,
+ * so bad input always gets one clear line and exit code 2 before any process talks to another.
+ * The trainer's options never name a topology's settings: those live in the topology's own
+ * config struct (topo_cfg), which only the topology reads. */
 #ifndef PSRING_OPTIONS_H
 #define PSRING_OPTIONS_H
 #include <stdio.h>
 #include <stdint.h>
 #include <stddef.h>
-#include "../model/mlp.h"
-#include "../model/optim.h"
-#include "../data/sampler.h"
-#include "ring/ring_config.h"   /* allreduce_impl_t, ring_op_t */
-#include "ps/ps_config.h"       /* sync_mode_t */
+#include "model/mlp.h"
+#include "model/optim.h"
+#include "data/sampler.h"
+#include "exchange/topology.h"
 
-typedef enum { TOPO_LOCAL, TOPO_RING, TOPO_PS } topology_t;
-typedef enum { DEVICE_CPU, DEVICE_CUDA } device_t;
 typedef enum { SCALING_WEAK, SCALING_STRONG } scaling_t;
 
+/* room for any topology's config struct (checked against its config_size when parsing) */
+#define OPTIONS_TOPOLOGY_CONFIG_MAX 8192
+
 typedef struct {
-    /* shared trainer */
-    topology_t topology;
-    device_t device;         /* where the model trains: cpu, or cuda (GPU local_rank % device count) */
+    const topology_t *topology;   /* --topology: its descriptor (topology_list.c) */
+    int topology_index;           /* ... its place in the list (the table's CHOICE value) */
+    int device;                   /* device_t: cpu, or cuda (GPU local_rank % device count) */
     char layers_spec[256];
     int sizes[MLP_MAX_SIZES];
     int nsizes;
     int batch;               /* as given: per worker (weak) or global (strong) */
     int epochs;
     long steps;              /* cap on optimizer steps in total, 0 = none */
-    long samples;            /* async/ssp: the workers' shared sample budget, 0 = epochs x an epoch's */
     long timing_skip;        /* first steps left out of the timings (warm-up) */
     float lr, momentum, weight_decay;
     uint64_t seed;
@@ -44,41 +44,26 @@ typedef struct {
     int log_every;           /* steps between loss lines, 0 = per epoch only */
     char loss_log[1024];     /* per-step loss trace "step,loss" (rank 0), for equivalence tests */
     char dump_params[1024];  /* write final parameters (raw floats) here, rank 0 */
-    /* Horovod-style data parallelism (ring, and the PS where it applies) */
-    scaling_t scaling;
-    int lr_scale_linear;     /* lr *= global_batch / batch */
+    /* Horovod-style data parallelism */
+    int scaling;             /* scaling_t */
+    int lr_scale;            /* --lr-scale: 0 linear (lr *= global_batch / batch), 1 none */
+    int lr_scale_linear;     /* lr_scale == 0 */
     float warmup_epochs;
     int accumulate;          /* backward passes per exchange */
-    int fp16;                /* gradients (and PS parameters) travel as IEEE half */
-    /* ring */
-    allreduce_impl_t allreduce;
-    int overlap;
-    float bucket_mb;
-    int chunk_kb;            /* ring pipeline chunk */
-    ring_op_t ring_op;       /* --op: average (sum / N), sum, adasum (Horovod's pairwise adaptive sum) */
-    int autotune;            /* --autotune: search --bucket-mb / --chunk-kb in the first steps (--overlap) */
-    char autotune_log[1024]; /* --autotune-log: the trials as CSV (rank 0), "" = none */
-    int hierarchical;        /* --hierarchical: reduce in each host, ring across hosts, broadcast */
-    /* parameter server */
-    int servers;
-    sync_mode_t sync;
-    int staleness;
-    char transport[8];       /* tcp | ipc */
-    char bind[256];          /* address servers bind to */
-    float peer_timeout;      /* seconds */
     uint64_t slow_ranks;     /* testing: these worker ranks (bit r: rank r) sleep slow_ms per step */
     int slow_ms;
     char timeline[1024];     /* Chrome-trace JSON of every process's phases (timeline.h), "" = off */
     float stall_warn;        /* seconds without progress before a rank is named as stalled, 0 = off */
-    char ps_auth[1024];      /* CurveZMQ keyfile (psring keygen) for the PS, "" = no authentication */
     /* optimizer and data split (every topology) */
-    optim_kind_t optimizer;  /* --optimizer sgd|adam|lars */
+    int optimizer;           /* optim_kind_t: --optimizer sgd|adam|lars */
     float beta1, beta2, eps; /* Adam */
     float lars_eta;          /* LARS trust coefficient */
-    sampler_kind_t sampler;  /* --sampler */
-    int ps_chunk_kb;         /* --ps-chunk-kb: PS bsp push/reply slice in KiB, 0 = whole shards */
-    int ps_credit;           /* --ps-credit: PS bsp slices of a shard on the way per worker, 0 = all */
+    int sampler;             /* sampler_kind_t: --sampler */
     int check_options;       /* --check-options: validate and exit, no MPI (the launcher's pre-check) */
+    int describe;            /* --describe: print what the launcher needs (topology.h), exit */
+    int describe_np;         /* --describe-np N: the -np the launcher was given, 0 = none */
+    /* the topology's own flags, as its table stores them (its config struct) */
+    _Alignas(16) unsigned char topo_cfg[OPTIONS_TOPOLOGY_CONFIG_MAX];
 } options_t;
 
 /* Every field at its default, as options_parse starts (the benchmarks' model of a training step
@@ -87,11 +72,17 @@ void options_defaults(options_t *o);
 /* Returns 0 ok, 1 when --help was printed, 2 on bad input (the message is in err). */
 int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen);
 void options_usage(FILE *f);
-const char *topology_name(topology_t t);
-/* 64-bit hash of every option that must agree across ranks (layers, batch, seed, lr, ...),
- * compared at start-up so mismatched command lines fail fast instead of hanging. */
+/* 64-bit hash of every option that must agree across ranks (layers, batch, seed, lr, and the
+ * topology's own), compared at start-up so mismatched command lines fail fast instead of
+ * hanging. The rows of the tables say what is hashed (opttab.h). */
 uint64_t options_fingerprint(const options_t *o);
 /* The optimizer every exchange runs: kind, hyper-parameters and the layer layout (LARS). */
 optim_config_t options_optim_config(const options_t *o);
+/* what the topology gets of the trainer's options */
+topology_common_t options_common(const options_t *o);
+/* the topology's exchange, from its config and options_common */
+exchange_t *options_exchange_create(const options_t *o, size_t count);
+/* --describe: the "key=value" lines the launcher reads (psring) */
+void options_describe(const options_t *o, FILE *f);
 
 #endif

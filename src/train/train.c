@@ -22,11 +22,11 @@
 #include "model/optim.h"
 #include "model/blas.h"
 #include "train/options.h"
-#include "train/exchange_create.h"
+#include "train/topology_list.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"
 #include "common/timeline.h"
-#include "train/model_ops.h"
+#include "exchange/model_ops.h"
 
 /* exchange.h's report() into the CSV row */
 static void report_column(exchange_report_t *rep, const char *column, const char *value) {
@@ -165,6 +165,11 @@ int main(int argc, char **argv) {
         return EXIT_BADINPUT;
     }
 
+    /* --describe: what the launcher needs of the topology (psring reads it) */
+    if (o.describe) {
+        options_describe(&o, stdout);
+        return o.check_options && model_device_check(o.device) != 0 ? EXIT_BADINPUT : 0;
+    }
     /* --check-options: the launcher validates once, so a bad flag is not reported by every rank */
     if (o.check_options) return model_device_check(o.device) != 0 ? EXIT_BADINPUT : 0;
 
@@ -175,7 +180,7 @@ int main(int argc, char **argv) {
     if (model_device_check(o.device) != 0) return EXIT_BADINPUT;
 
     size_t nparams = mlp_count_params(o.sizes, o.nsizes);
-    exchange_t *ex = exchange_create(&o, nparams);
+    exchange_t *ex = options_exchange_create(&o, nparams);
     if (!ex) return 1;
     psring_log_rank = ex->is_worker ? ex->rank : -1;
     {   /* --timeline: every process records; worker 0 merges (on a PS it is not MPI rank 0) */
@@ -252,10 +257,10 @@ int main(int argc, char **argv) {
      * workers share (--samples, or what --epochs would process; a resumed run what is left of it
      * by worker 0's place), so a fast worker takes more steps than a slow one */
     const uint64_t epoch_samples = (uint64_t)sampler.num_samples * (uint64_t)N;
-    uint64_t budget_total = o.samples ? (uint64_t)o.samples : (uint64_t)o.epochs * epoch_samples;
     const uint64_t resumed = (uint64_t)start_epoch * epoch_samples + (uint64_t)start_batch * (uint64_t)b * (uint64_t)N;
-    budget_total = budget_total > resumed ? budget_total - resumed : 1;
-    const int budget = ex->ops->budget && ex->ops->budget(ex, budget_total, (uint64_t)b * (uint64_t)K) > 0;
+    const uint64_t budget_total = ex->ops->budget ? ex->ops->budget(ex, (uint64_t)o.epochs * epoch_samples, resumed,
+                                                                     (uint64_t)b * (uint64_t)K) : 0;
+    const int budget = budget_total > 0;
     if (o.resume[0]) {
         if (ex->rank == 0 && ex->ops->state_set(ex, m.params, state, nparams) != 0) die("restoring optimizer state failed");
         if (!o.quiet) printf0("resumed from %s at step %ld (epoch %d, batch %d)\n", o.resume, step, start_epoch + 1, start_batch);
@@ -280,7 +285,7 @@ int main(int argc, char **argv) {
     const int need_step_loss = o.loss_log[0] || o.log_every;
 
     grad_ready_ctx_t grc = {ex, m.grads, 1.0f / (float)K};
-    const int overlap = o.overlap && ex->ops->grad_ready != NULL;
+    const int overlap = ex->ops->grad_ready != NULL;   /* the exchange overlaps: it takes layers as they finish */
     phase_times_t pt = {0}, pt0 = {0};   /* pt0, st0, samples0: at the end of the warm-up steps */
     exchange_stats_t st0 = {0};
     long samples0 = 0;
@@ -464,7 +469,8 @@ int main(int argc, char **argv) {
         if (o.csv[0]) {
             metrics_row_t r;
             metrics_row_init(&r);
-            metrics_set(&r, "topology", "%s", topology_name(o.topology));
+            for (int t = 0; topology_list[t]; t++) metrics_add_columns(&r, topology_list[t]->columns);
+            metrics_set(&r, "topology", "%s", o.topology->name);
             metrics_set(&r, "workers", "%d", N);
             metrics_set(&r, "device", "%s", o.device == DEVICE_CUDA ? "cuda" : "cpu");
             metrics_set(&r, "gpus", "%.0f", gpus_used * N);

@@ -7,7 +7,7 @@
 #define PSRING_MODEL_OPS_H
 #include "model/mlp.h"
 #include "data/idx.h"
-#include "train/options.h"
+#include "exchange/topology.h"   /* device_t */
 #include "exchange/exchange.h"
 
 typedef struct {

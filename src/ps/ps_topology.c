@@ -1,0 +1,111 @@
+/* ps_topology.c: the parameter server's descriptor (topology.h): its flags, the rules between
+ * them and the trainer's, how many processes it needs (servers first, then workers), what the
+ * launcher must add on emulated hosts, and its exchange (ps_exchange.c). */
+#include "config.h"
+#include <stddef.h>
+#include <sys/stat.h>
+#include "exchange/topology.h"
+#include "ps/ps_config.h"
+#include "ps/ps_exchange.h"
+
+typedef struct {
+    int servers, sync, staleness, transport, fp16, chunk_kb, credit;
+    long samples;
+    float peer_timeout;   /* 0 = not given: the exchange's default, which a launcher may scale */
+    char bind[256];       /* "" = not given: 127.0.0.1, or the emulated cluster's subnet */
+    char auth[1024];
+} ps_flags_t;
+
+#define F(field) offsetof(ps_flags_t, field), sizeof(((ps_flags_t *)0)->field)
+static const char *const sync_words[] = {"bsp", "async", "ssp", NULL};   /* sync_mode_t */
+static const char *const transport_words[] = {"tcp", "ipc", NULL};      /* ps_transport_t */
+
+static const opttab_row_t ps_rows[] = {
+    {"servers", OPTTAB_INT, F(servers), 1, 4096, NULL, NULL, "must be an integer >= 1", OPTTAB_AGREE,
+     "--servers S", "the first S ranks are servers, the rest workers (default 1)", "Parameter server (--topology ps)"},
+    {"sync", OPTTAB_CHOICE, F(sync), 0, 0, sync_words, NULL, NULL, OPTTAB_AGREE,
+     "--sync bsp|async|ssp", "synchronisation (default bsp)", NULL},
+    {"staleness", OPTTAB_INT, F(staleness), 0, 1 << 20, NULL, NULL, "must be an integer >= 0", OPTTAB_AGREE,
+     "--staleness K", "ssp: max clocks a worker may run ahead of the slowest (default 2)", NULL},
+    {"samples", OPTTAB_LONG, F(samples), 1, 1L << 50, NULL, NULL, "must be an integer >= 1", OPTTAB_AGREE,
+     "--samples N", "async/ssp: train on N samples in all, shared by the workers (default:\n"
+     "--epochs x the samples of an epoch); each worker goes on through its\n"
+     "own epochs until the servers say the budget is spent", NULL},
+    {"transport", OPTTAB_CHOICE, F(transport), 0, 0, transport_words, NULL, NULL, OPTTAB_AGREE,
+     "--transport tcp|ipc", "ZeroMQ transport (default tcp)", NULL},
+    {"bind", OPTTAB_STRING, F(bind), 0, 0, NULL, NULL, "needs an address (e.g. 127.0.0.1 or 10.0.0.5)", OPTTAB_PER_RANK,
+     "--bind ADDR|CIDR|IFACE|auto", "address servers bind to; a subnet (10.99.0.0/24) or an interface\n"
+     "name picks each server host's own address there (default 127.0.0.1)", NULL},
+    {"peer-timeout", OPTTAB_FLOAT, F(peer_timeout), 0.1, 86400, NULL, NULL, "must be a number of seconds in [0.1, 86400]",
+     OPTTAB_PER_RANK, "--peer-timeout SEC", "a silent peer is declared dead after SEC seconds (default 10)", NULL},
+    {"fp16", OPTTAB_FLAG, F(fp16), 0, 0, NULL, NULL, NULL, OPTTAB_AGREE,
+     "--fp16", "gradients and parameters travel as IEEE half", NULL},
+    /* CURVE on one side only would end in a handshake stall: on or off must agree */
+    {"ps-auth", OPTTAB_STRING, F(auth), 0, 0, NULL, NULL, "needs a keyfile path (psring keygen FILE makes one)",
+     OPTTAB_AGREE_SET, "--ps-auth KEYFILE", "CurveZMQ: servers accept only workers holding KEYFILE (psring keygen)", NULL},
+    {"ps-chunk-kb", OPTTAB_INT, F(chunk_kb), 0, 1 << 20, NULL, NULL,
+     "must be an integer in 0..1048576 (0 = whole shards)", OPTTAB_AGREE,
+     "--ps-chunk-kb K", "bsp: push, apply and answer each shard in K KiB slices, overlapping the\n"
+     "server's apply and reply with later slices' arrival; 0 = whole shards\n"
+     "(default 1024; LARS always uses whole shards)", NULL},
+    {"ps-credit", OPTTAB_INT, F(credit), 0, 1 << 20, NULL, NULL,
+     "must be an integer in 0..1048576 (0 = every slice at once)", OPTTAB_PER_RANK,
+     "--ps-credit C", "bsp: a worker keeps at most C slices of each shard on the way and sends\n"
+     "the next as an answer returns (BytePS' scheduling credit), so slices\n"
+     "reach the server together; 0 = all at once (default 2)", NULL},
+};
+
+static void ps_defaults(void *cfg) {
+    ps_flags_t *f = cfg;
+    *f = (ps_flags_t){ .servers = 1, .sync = SYNC_BSP, .staleness = 2, .transport = PS_TRANSPORT_TCP,
+                       .chunk_kb = PS_CHUNK_KB_DEFAULT, .credit = PS_CREDIT_DEFAULT };
+}
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+static int ps_check(const void *cfg, const topology_common_t *c, char *err, size_t errlen) {
+    const ps_flags_t *f = cfg;
+    struct stat st;
+    if (f->samples && f->sync == SYNC_BSP)
+        FAIL("--samples applies to --topology ps --sync async or ssp only (bsp and the ring keep epochs)");
+    if (c->device == DEVICE_CUDA && f->fp16) FAIL("--fp16 is not implemented for --device cuda");
+    if (c->check_files && f->auth[0] && stat(f->auth, &st) != 0)
+        FAIL("--ps-auth %s: no such file (make one with: psring keygen %s)", f->auth, f->auth);
+    return 0;
+}
+
+static int ps_processes(const void *cfg, int np, char *err, size_t errlen) {
+    const ps_flags_t *f = cfg;
+    if (np && np <= f->servers)
+        FAIL("--topology ps with -np %d and --servers %d leaves no worker (need -np > servers)", np, f->servers);
+    return 0;
+}
+
+static void ps_launch(const void *cfg, topology_launch_t *l) {
+    const ps_flags_t *f = cfg;
+    l->servers = f->servers;
+    l->cluster_bind = !f->bind[0];                  /* servers publish the address they bind */
+    l->peer_timeout = f->peer_timeout > 0 ? 0 : 10;  /* the exchange's default, ps_exchange.c */
+    l->recovery = f->sync == SYNC_ASYNC;             /* async outlives a dead worker */
+}
+
+static exchange_t *ps_create(const void *cfg, const topology_common_t *c, size_t count) {
+    const ps_flags_t *f = cfg;
+    ps_config_t pc = {
+        .fingerprint = c->fingerprint, .optim = c->optim, .servers = f->servers, .sync = (sync_mode_t)f->sync,
+        .staleness = f->staleness, .transport = (ps_transport_t)f->transport, .bind = f->bind,
+        .peer_timeout = f->peer_timeout, .stall_warn = c->stall_warn, .auth = f->auth, .fp16 = f->fp16,
+        .chunk_kb = f->chunk_kb, .credit = f->credit, .samples = (uint64_t)f->samples, .layers = c->layers,
+        .quiet = c->quiet,
+    };
+    return exchange_ps_create(&pc, count);
+}
+
+static const char *const ps_columns[] = { "sync", "staleness", "servers", "transport", "fp16", "bytes_per_server",
+                                          "staleness_mean", "staleness_max", "lost_workers", NULL };
+
+const topology_t topology_ps = {
+    .name = "ps", .flags = { ps_rows, sizeof ps_rows / sizeof ps_rows[0] },
+    .config_size = sizeof(ps_flags_t), .defaults = ps_defaults, .check = ps_check, .processes = ps_processes,
+    .launch = ps_launch, .create = ps_create, .columns = ps_columns,
+};
