@@ -12,7 +12,10 @@
 #     the 0x7c00 exponent mask) or defines a *half_from_float* / *float_from_half* / *f32_to_f16* /
 #     *f16_to_f32* function (.cu files may convert with cuda_fp16.h's intrinsics);
 #   - libcommon, libexchange, libring and libps (and their _cuda libraries) need no symbol that
-#     libtrain.a defines (no trainer code linked).
+#     libtrain.a defines (no trainer code linked);
+#   - each topology in src/train/topology_list.c has one descriptor in one folder, and nothing in
+#     src/train, src/common, src/exchange or the launcher names it outside that folder and the list;
+#   - no function in src/ is over 100 lines.
 # An include is resolved as the compiler does: next to the including file first, then under src/.
 # Each violation is one line naming the file and what it included or defined.
 # Usage: src_layers.sh [SRC_DIR] (default: the source tree's src/; with SRC_DIR, sources only).
@@ -85,6 +88,49 @@ done < <(find "$src" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) -p
     }
   }' | sort -u)
 
+# The topologies describe themselves (src/exchange/topology.h). Each name in the one list
+# (src/train/topology_list.c, its TOPOLOGIES line) has one descriptor, "const topology_t
+# topology_NAME = ", in one folder of src/; outside that folder and the list, neither the trainer
+# (src/train), the layers below it (src/common, src/exchange) nor the launcher names it: no include
+# of its folder's headers, no "NAME" literal in code (comments are stripped), no TOPO_ constant.
+list=$src/train/topology_list.c
+names=$(sed -n 's/^#define TOPOLOGIES(X) //p' "$list" 2>/dev/null | grep -o 'X([a-z_0-9]*)' | sed 's/^X(\(.*\))$/\1/')
+[[ -n $names ]] || bad+=("train/topology_list.c: no '#define TOPOLOGIES(X) X(name) ...' line")
+code_of() { gcc -fpreprocessed -dD -E -P -x c "$1" 2>/dev/null; }   # a C file without its comments
+for n in $names; do
+  defs=$(grep -rlE "^const topology_t topology_$n = " "$src" --include='*.c' | sort)
+  if [[ $(wc -w <<<"$defs") -ne 1 ]]; then
+    bad+=("topology $n: not one descriptor 'const topology_t topology_$n = ' under src/ (found: ${defs:-none})")
+    continue
+  fi
+  home=$(dirname "$defs"); home_rel=${home#"$src"/}
+  while IFS= read -r f; do
+    rel_f=${f#"$src"/}
+    [[ $f == "$list" || $(dirname "$f") == "$home" ]] && continue
+    code=$(code_of "$f")
+    grep -qE "#[[:space:]]*include[[:space:]]*\"(\.\./)?$home_rel/" <<<"$code" && [[ $home_rel != exchange ]] &&
+      bad+=("$rel_f includes from $home_rel/ (only topology $n's folder and the list name it)")
+    grep -qF "\"$n\"" <<<"$code" && bad+=("$rel_f names topology $n (\"$n\"): only its folder and the list may")
+  done < <(find "$src/train" "$src/common" "$src/exchange" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \))
+  [[ -f $TOP_SRCDIR/psring && $# -eq 0 ]] &&
+    grep -vE '^[[:space:]]*#' "$TOP_SRCDIR/psring" | grep -qE "[!=]=[[:space:]]*\"?$n\"?([[:space:]]|\]|\)|$)" &&
+    bad+=("psring compares something with topology $n: the launcher learns a topology's needs from --describe")
+done
+for f in $(grep -rlE '\bTOPO_[A-Z]+' "$src" --include='*.[ch]' 2>/dev/null); do
+  bad+=("${f#"$src"/} uses a TOPO_ constant: topologies are descriptors, not cases")
+done
+
+# No function over 100 lines in src/ (a main is a list of named calls; a long function is steps
+# that want names). A function starts at column 0 with a line ending in "{" (or a "{" alone after
+# its signature) and ends at the next "}" at column 0.
+while IFS=$'\t' read -r file n what; do
+  bad+=("${file#"$src"/}: $what is $n lines (at most 100)")
+done < <(find "$src" -type f \( -name '*.c' -o -name '*.cu' \) -print0 | sort -z | xargs -0 awk '
+  FNR == 1 { start = 0; prev = "" }
+  /^[A-Za-z_].*\)[ \t]*\{[ \t]*$/ || (/^\{/ && prev ~ /\)[ \t]*$/) { start = FNR; name = $0; sub(/\(.*/, "", name) }
+  /^\}/ && start { n = FNR - start + 1; if (n > 100) print FILENAME "\t" n "\t" name "()"; start = 0 }
+  { prev = $0 }')
+
 # the libraries, when built: a symbol a lower layer leaves undefined must not be one libtrain
 # defines. Only members whose source still exists count (an archive left from before a file
 # moved keeps its old members until it is rebuilt).
@@ -116,4 +162,4 @@ if ((${#bad[@]})); then
   printf 'src_layers: %s\n' "${bad[@]}" >&2
   fail "${#bad[@]} layering violation(s) under $src"
 fi
-pass "src/common <- src/exchange <- src/ring, src/ps <- src/train; ring and ps apart; GPU helpers from src/common; one fp16 codec"
+pass "src/common <- src/exchange <- src/ring, src/ps <- src/train; ring and ps apart; GPU helpers from src/common; one fp16 codec; topologies as descriptors named only in their folders and the list; no function over 100 lines"
