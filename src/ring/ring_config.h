@@ -1,6 +1,7 @@
-/* ring_config.h: what the ring topology is asked to do, in its own terms. The trainer fills a
- * ring_config_t from its command line (src/train/exchange_create.c); nothing in src/ring reads
- * the trainer's options. Values are already validated (the trainer refuses bad input first). */
+/* ring_config.h: what the ring topology is asked to do, in its own terms. Its descriptor
+ * (ring_topology.c) fills a ring_config_t from its flags and what the trainer shares (topology.h);
+ * nothing in src/ring reads the trainer's options. Values are already validated (the trainer
+ * refuses bad input first). */
 #ifndef PSRING_RING_CONFIG_H
 #define PSRING_RING_CONFIG_H
 #include <stdint.h>
