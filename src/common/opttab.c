@@ -52,20 +52,21 @@ int opttab_set(const opttab_row_t *r, void *base, const char *arg, char *err, si
     case OPTTAB_PATH: return set_string(r, p, arg, err, errlen);
     case OPTTAB_CHOICE: return set_choice(r, (int *)p, arg, err, errlen);
     case OPTTAB_CUSTOM: return r->parse(arg, p) ? got(r, arg, err, errlen) : 0;
+    case OPTTAB_SECTION: break;
     }
     return got(r, arg, err, errlen);
 }
 
 const opttab_row_t *opttab_find(const opttab_t *t, const char *flag) {
     for (size_t i = 0; i < t->n; i++)
-        if (!strcmp(t->rows[i].flag, flag)) return &t->rows[i];
+        if (t->rows[i].flag && !strcmp(t->rows[i].flag, flag)) return &t->rows[i];
     return NULL;
 }
 
 void opttab_usage(const opttab_t *t, FILE *f) {
     for (size_t i = 0; i < t->n; i++) {
         const opttab_row_t *r = &t->rows[i];
-        if (r->section) fprintf(f, "%s\n", r->section);
+        if (r->kind == OPTTAB_SECTION) fprintf(f, "%s\n", r->help);
         if (!r->usage) continue;
         fprintf(f, "  %-25s  ", r->usage);
         for (const char *h = r->help; *h; h++) {
@@ -85,11 +86,11 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 uint64_t opttab_fingerprint(const opttab_t *t, const void *base, uint64_t h) {
     for (size_t i = 0; i < t->n; i++) {
         const opttab_row_t *r = &t->rows[i];
-        if (r->agree == OPTTAB_PER_RANK) continue;
+        if (r->agree == OPT_PER_RANK) continue;
         const char *p = (const char *)base + r->offset;
         int text = r->kind == OPTTAB_STRING || r->kind == OPTTAB_PATH;
         size_t n = text ? strlen(p) : r->size;
-        if (r->agree == OPTTAB_AGREE) { h = fnv(h, p, n); continue; }
+        if (r->agree == OPT_AGREE) { h = fnv(h, p, n); continue; }
         unsigned char set = 0;
         for (size_t k = 0; k < n; k++) set |= (unsigned char)p[k];
         set = set != 0;

@@ -16,43 +16,31 @@ typedef struct {
     char auth[1024];
 } ps_flags_t;
 
-#define F(field) offsetof(ps_flags_t, field), sizeof(((ps_flags_t *)0)->field)
+#define AT(field) offsetof(ps_flags_t, field), sizeof(((ps_flags_t *)0)->field)
 static const char *const sync_words[] = {"bsp", "async", "ssp", NULL};   /* sync_mode_t */
 static const char *const transport_words[] = {"tcp", "ipc", NULL};      /* ps_transport_t */
 
 static const opttab_row_t ps_rows[] = {
-    {"servers", OPTTAB_INT, F(servers), 1, 4096, NULL, NULL, "must be an integer >= 1", OPTTAB_AGREE,
-     "--servers S", "the first S ranks are servers, the rest workers (default 1)", "Parameter server (--topology ps)"},
-    {"sync", OPTTAB_CHOICE, F(sync), 0, 0, sync_words, NULL, NULL, OPTTAB_AGREE,
-     "--sync bsp|async|ssp", "synchronisation (default bsp)", NULL},
-    {"staleness", OPTTAB_INT, F(staleness), 0, 1 << 20, NULL, NULL, "must be an integer >= 0", OPTTAB_AGREE,
-     "--staleness K", "ssp: max clocks a worker may run ahead of the slowest (default 2)", NULL},
-    {"samples", OPTTAB_LONG, F(samples), 1, 1L << 50, NULL, NULL, "must be an integer >= 1", OPTTAB_AGREE,
-     "--samples N", "async/ssp: train on N samples in all, shared by the workers (default:\n"
-     "--epochs x the samples of an epoch); each worker goes on through its\n"
-     "own epochs until the servers say the budget is spent", NULL},
-    {"transport", OPTTAB_CHOICE, F(transport), 0, 0, transport_words, NULL, NULL, OPTTAB_AGREE,
-     "--transport tcp|ipc", "ZeroMQ transport (default tcp)", NULL},
-    {"bind", OPTTAB_STRING, F(bind), 0, 0, NULL, NULL, "needs an address (e.g. 127.0.0.1 or 10.0.0.5)", OPTTAB_PER_RANK,
-     "--bind ADDR|CIDR|IFACE|auto", "address servers bind to; a subnet (10.99.0.0/24) or an interface\n"
-     "name picks each server host's own address there (default 127.0.0.1)", NULL},
-    {"peer-timeout", OPTTAB_FLOAT, F(peer_timeout), 0.1, 86400, NULL, NULL, "must be a number of seconds in [0.1, 86400]",
-     OPTTAB_PER_RANK, "--peer-timeout SEC", "a silent peer is declared dead after SEC seconds (default 10)", NULL},
-    {"fp16", OPTTAB_FLAG, F(fp16), 0, 0, NULL, NULL, NULL, OPTTAB_AGREE,
-     "--fp16", "gradients and parameters travel as IEEE half", NULL},
+    OPT_SECTION("Parameter server (--topology ps)"),
+    OPT_INT("servers", AT(servers), 1, 4096, "must be an integer >= 1", OPT_AGREE, "--servers S", "the first S ranks are servers, the rest workers (default 1)"),
+    OPT_CHOICE("sync", AT(sync), sync_words, OPT_AGREE, "--sync bsp|async|ssp", "synchronisation (default bsp)"),
+    OPT_INT("staleness", AT(staleness), 0, 1 << 20, "must be an integer >= 0", OPT_AGREE, "--staleness K", "ssp: max clocks a worker may run ahead of the slowest (default 2)"),
+    OPT_LONG("samples", AT(samples), 1, 1L << 50, "must be an integer >= 1", OPT_AGREE, "--samples N", "async/ssp: train on N samples in all, shared by the workers (default:\n"
+           "--epochs x the samples of an epoch); each worker goes on through its\n"
+           "own epochs until the servers say the budget is spent"),
+    OPT_CHOICE("transport", AT(transport), transport_words, OPT_AGREE, "--transport tcp|ipc", "ZeroMQ transport (default tcp)"),
+    OPT_STRING("bind", AT(bind), "needs an address (e.g. 127.0.0.1 or 10.0.0.5)", OPT_PER_RANK, "--bind ADDR|CIDR|IFACE|auto", "address servers bind to; a subnet (10.99.0.0/24) or an interface\n"
+           "name picks each server host's own address there (default 127.0.0.1)"),
+    OPT_FLOAT("peer-timeout", AT(peer_timeout), 0.1, 86400, "must be a number of seconds in [0.1, 86400]", OPT_PER_RANK, "--peer-timeout SEC", "a silent peer is declared dead after SEC seconds (default 10)"),
+    OPT_FLAG("fp16", AT(fp16), OPT_AGREE, "--fp16", "gradients and parameters travel as IEEE half"),
     /* CURVE on one side only would end in a handshake stall: on or off must agree */
-    {"ps-auth", OPTTAB_STRING, F(auth), 0, 0, NULL, NULL, "needs a keyfile path (psring keygen FILE makes one)",
-     OPTTAB_AGREE_SET, "--ps-auth KEYFILE", "CurveZMQ: servers accept only workers holding KEYFILE (psring keygen)", NULL},
-    {"ps-chunk-kb", OPTTAB_INT, F(chunk_kb), 0, 1 << 20, NULL, NULL,
-     "must be an integer in 0..1048576 (0 = whole shards)", OPTTAB_AGREE,
-     "--ps-chunk-kb K", "bsp: push, apply and answer each shard in K KiB slices, overlapping the\n"
-     "server's apply and reply with later slices' arrival; 0 = whole shards\n"
-     "(default 1024; LARS always uses whole shards)", NULL},
-    {"ps-credit", OPTTAB_INT, F(credit), 0, 1 << 20, NULL, NULL,
-     "must be an integer in 0..1048576 (0 = every slice at once)", OPTTAB_PER_RANK,
-     "--ps-credit C", "bsp: a worker keeps at most C slices of each shard on the way and sends\n"
-     "the next as an answer returns (BytePS' scheduling credit), so slices\n"
-     "reach the server together; 0 = all at once (default 2)", NULL},
+    OPT_STRING("ps-auth", AT(auth), "needs a keyfile path (psring keygen FILE makes one)", OPT_AGREE_SET, "--ps-auth KEYFILE", "CurveZMQ: servers accept only workers holding KEYFILE (psring keygen)"),
+    OPT_INT("ps-chunk-kb", AT(chunk_kb), 0, 1 << 20, "must be an integer in 0..1048576 (0 = whole shards)", OPT_AGREE, "--ps-chunk-kb K", "bsp: push, apply and answer each shard in K KiB slices, overlapping the\n"
+           "server's apply and reply with later slices' arrival; 0 = whole shards\n"
+           "(default 1024; LARS always uses whole shards)"),
+    OPT_INT("ps-credit", AT(credit), 0, 1 << 20, "must be an integer in 0..1048576 (0 = every slice at once)", OPT_PER_RANK, "--ps-credit C", "bsp: a worker keeps at most C slices of each shard on the way and sends\n"
+           "the next as an answer returns (BytePS' scheduling credit), so slices\n"
+           "reach the server together; 0 = all at once (default 2)"),
 };
 
 static void ps_defaults(void *cfg) {

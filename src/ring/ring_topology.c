@@ -13,31 +13,22 @@ typedef struct {
     char autotune_log[1024];
 } ring_flags_t;
 
-#define F(field) offsetof(ring_flags_t, field), sizeof(((ring_flags_t *)0)->field)
+#define AT(field) offsetof(ring_flags_t, field), sizeof(((ring_flags_t *)0)->field)
 static const char *const allreduce_words[] = {"ring", "mpi", "nccl", NULL};   /* allreduce_impl_t */
 static const char *const op_words[] = {"average", "sum", "adasum", NULL};     /* ring_op_t */
 
 static const opttab_row_t ring_rows[] = {
-    {"allreduce", OPTTAB_CHOICE, F(allreduce), 0, 0, allreduce_words, NULL, NULL, OPTTAB_AGREE,
-     "--allreduce ring|mpi|nccl", "psring's ring, MPI_Allreduce or (--device cuda) NCCL (default ring)",
-     "Ring allreduce (--topology ring)"},
-    {"fp16", OPTTAB_FLAG, F(fp16), 0, 0, NULL, NULL, NULL, OPTTAB_AGREE,
-     "--fp16", "gradients travel as IEEE half, accumulate in float", NULL},
-    {"overlap", OPTTAB_FLAG, F(overlap), 0, 0, NULL, NULL, NULL, OPTTAB_AGREE,
-     "--overlap", "exchange finished layers while backward continues", NULL},
-    {"bucket-mb", OPTTAB_FLOAT, F(bucket_mb), 1.0 / 1024, 4096, NULL, NULL, "must be a number in [1/1024, 4096]",
-     OPTTAB_AGREE, "--bucket-mb X", "fusion bucket for --overlap (default 4)", NULL},
-    {"chunk-kb", OPTTAB_INT, F(chunk_kb), 1, 1 << 20, NULL, NULL, "must be an integer in 1..1048576", OPTTAB_AGREE,
-     "--chunk-kb X", "ring pipeline chunk (default 256)", NULL},
-    {"op", OPTTAB_CHOICE, F(op), 0, 0, op_words, NULL, NULL, OPTTAB_AGREE,
-     "--op average|sum|adasum", "combine the gradients: mean, plain sum (scale --lr yourself), or\n"
-     "Adasum (pairwise adaptive sum, power-of-two workers) (default average)", NULL},
-    {"autotune", OPTTAB_FLAG, F(autotune), 0, 0, NULL, NULL, NULL, OPTTAB_AGREE,
-     "--autotune", "with --overlap: try bucket and chunk sizes in the first steps, keep the fastest", NULL},
-    {"autotune-log", OPTTAB_STRING, F(autotune_log), 0, 0, NULL, NULL, "needs a file path", OPTTAB_PER_RANK,
-     "--autotune-log FILE", "write the autotune trials as CSV (rank 0)", NULL},
-    {"hierarchical", OPTTAB_FLAG, F(hierarchical), 0, 0, NULL, NULL, NULL, OPTTAB_AGREE,
-     "--hierarchical", "reduce inside each host, ring across hosts, broadcast inside each host", NULL},
+    OPT_SECTION("Ring allreduce (--topology ring)"),
+    OPT_CHOICE("allreduce", AT(allreduce), allreduce_words, OPT_AGREE, "--allreduce ring|mpi|nccl", "psring's ring, MPI_Allreduce or (--device cuda) NCCL (default ring)"),
+    OPT_FLAG("fp16", AT(fp16), OPT_AGREE, "--fp16", "gradients travel as IEEE half, accumulate in float"),
+    OPT_FLAG("overlap", AT(overlap), OPT_AGREE, "--overlap", "exchange finished layers while backward continues"),
+    OPT_FLOAT("bucket-mb", AT(bucket_mb), 1.0 / 1024, 4096, "must be a number in [1/1024, 4096]", OPT_AGREE, "--bucket-mb X", "fusion bucket for --overlap (default 4)"),
+    OPT_INT("chunk-kb", AT(chunk_kb), 1, 1 << 20, "must be an integer in 1..1048576", OPT_AGREE, "--chunk-kb X", "ring pipeline chunk (default 256)"),
+    OPT_CHOICE("op", AT(op), op_words, OPT_AGREE, "--op average|sum|adasum", "combine the gradients: mean, plain sum (scale --lr yourself), or\n"
+           "Adasum (pairwise adaptive sum, power-of-two workers) (default average)"),
+    OPT_FLAG("autotune", AT(autotune), OPT_AGREE, "--autotune", "with --overlap: try bucket and chunk sizes in the first steps, keep the fastest"),
+    OPT_STRING("autotune-log", AT(autotune_log), "needs a file path", OPT_PER_RANK, "--autotune-log FILE", "write the autotune trials as CSV (rank 0)"),
+    OPT_FLAG("hierarchical", AT(hierarchical), OPT_AGREE, "--hierarchical", "reduce inside each host, ring across hosts, broadcast inside each host"),
 };
 
 static void ring_defaults(void *cfg) {

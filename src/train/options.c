@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define O(field) offsetof(options_t, field), sizeof(((options_t *)0)->field)
+#define AT(field) offsetof(options_t, field), sizeof(((options_t *)0)->field)
 
 static const char *const device_words[] = {"cpu", "cuda", NULL};
 static const char *const scaling_words[] = {"weak", "strong", NULL};
@@ -42,105 +42,67 @@ static int parse_slow_ranks(const char *arg, void *target) {
 static char topology_usage[128];   /* "--topology local|ring|ps", from the list */
 
 static const opttab_row_t head_rows[] = {
-    {"topology", OPTTAB_CHOICE, O(topology_index), 0, 0, topology_names, NULL, NULL, OPTTAB_AGREE,
-     topology_usage, "how workers exchange gradients (default local)", "Model and data"},
-    {"device", OPTTAB_CHOICE, O(device), 0, 0, device_words, NULL, NULL, OPTTAB_PER_RANK,
-     "--device cpu|cuda", "train on the CPU or on GPU local_rank % GPUs (default cpu)", NULL},
-    {"layers", OPTTAB_STRING, O(layers_spec), 0, 0, NULL, NULL, "is too long", OPTTAB_AGREE,
-     "--layers L0,L1,...,10", "layer widths, first 784, last 10 (default 784,512,256,10)", NULL},
-    {"data", OPTTAB_PATH, O(data_dir), 0, 0, NULL, NULL, NULL, OPTTAB_PER_RANK,
-     "--data DIR", "MNIST IDX files, plain or .gz (default data/mnist)", NULL},
-    {"train-limit", OPTTAB_INT, O(train_limit), 1, 1L << 30, NULL, NULL, "must be an integer >= 1", OPTTAB_AGREE,
-     "--train-limit K", "train on the first K samples only (default all 60000)", NULL},
-    {"test-limit", OPTTAB_INT, O(test_limit), 1, 1L << 30, NULL, NULL, "must be an integer >= 1", OPTTAB_AGREE,
-     "--test-limit K", "evaluate on the first K test samples (default all 10000)", NULL},
-    {"drop-last", OPTTAB_FLAG, O(drop_last), 0, 0, NULL, NULL, NULL, OPTTAB_AGREE,
-     "--drop-last", "drop the tail instead of padding shards (DistributedSampler)", NULL},
-    {"sampler", OPTTAB_CUSTOM, O(sampler), 0, 0, NULL, parse_sampler,
-     "must be distributed, shard-then-shuffle, shuffle-then-shard or split-epochs", OPTTAB_AGREE,
-     "--sampler KIND", "how the data is split among workers (default distributed):\n"
-     "distributed         a global shuffle per epoch, rank r takes every\n"
-     "                    N-th position (PyTorch DistributedSampler)\n"
-     "shuffle-then-shard  a global shuffle per epoch, rank r takes the r-th\n"
-     "                    contiguous block of it\n"
-     "shard-then-shuffle  fixed contiguous shard per rank, shuffled within\n"
-     "split-epochs        every rank sees the whole dataset per epoch in its\n"
-     "                    own order (epochs split among ranks: N x the steps)", NULL},
-    {"batch", OPTTAB_INT, O(batch), 1, 1 << 20, NULL, NULL, "must be an integer in 1..1048576", OPTTAB_AGREE,
-     "--batch B", "batch per worker (weak scaling) or global (strong) (default 64)", "Optimisation"},
-    {"scaling", OPTTAB_CHOICE, O(scaling), 0, 0, scaling_words, NULL, NULL, OPTTAB_AGREE,
-     "--scaling weak|strong", "weak: --batch per worker; strong: --batch global, split (default weak)", NULL},
-    {"epochs", OPTTAB_INT, O(epochs), 1, 100000, NULL, NULL, "must be an integer >= 1", OPTTAB_AGREE,
-     "--epochs E", "epochs (default 10)", NULL},
-    {"steps", OPTTAB_LONG, O(steps), 1, 1L << 40, NULL, NULL, "must be an integer >= 1", OPTTAB_AGREE,
-     "--steps N", "stop after N optimizer steps in total (default: no cap)", NULL},
-    {"timing-skip", OPTTAB_LONG, O(timing_skip), 0, 1L << 40, NULL, NULL, "must be an integer >= 0", OPTTAB_PER_RANK,
-     "--timing-skip K", "leave the first K steps (warm-up: page faults, cold caches) out of\n"
-     "the CSV's times and samples/s (default 0)", NULL},
-    {"lr", OPTTAB_FLOAT, O(lr), 1e-12, 1e3, NULL, NULL, "must be a number > 0", OPTTAB_AGREE,
-     "--lr X", "learning rate for --batch samples (default by --optimizer: sgd\n"
-     "0.02, adam 0.001 as torch.optim.Adam, lars 1)", NULL},
-    {"lr-scale", OPTTAB_CHOICE, O(lr_scale), 0, 0, lr_scale_words, NULL, NULL, OPTTAB_AGREE,
-     "--lr-scale linear|none", "scale lr by global batch / --batch (Goyal et al.) (default linear)", NULL},
-    {"warmup-epochs", OPTTAB_FLOAT, O(warmup_epochs), 0, 1e6, NULL, NULL, "must be a number >= 0", OPTTAB_AGREE,
-     "--warmup-epochs X", "ramp lr from --lr to the scaled lr over X epochs (default 0)", NULL},
-    {"optimizer", OPTTAB_CHOICE, O(optimizer), 0, 0, optimizer_words, NULL, NULL, OPTTAB_AGREE,
-     "--optimizer sgd|adam|lars", "torch.optim.SGD, torch.optim.Adam (L2 decay), LARS (default sgd)", NULL},
-    {"momentum", OPTTAB_FLOAT, O(momentum), 0, 0.999999, NULL, NULL, "must be in [0, 1)", OPTTAB_AGREE,
-     "--momentum X", "SGD and LARS momentum (default 0.9)", NULL},
-    {"beta1", OPTTAB_FLOAT, O(beta1), 0, 0.999999, NULL, NULL, "must be in [0, 1)", OPTTAB_AGREE,
-     "--beta1 X --beta2 X", "Adam moment decay rates (default 0.9, 0.999)", NULL},
-    {"beta2", OPTTAB_FLOAT, O(beta2), 0, 0.999999, NULL, NULL, "must be in [0, 1)", OPTTAB_AGREE, NULL, NULL, NULL},
-    {"eps", OPTTAB_FLOAT, O(eps), 1e-30, 1, NULL, NULL, "must be a number in (0, 1]", OPTTAB_AGREE,
-     "--eps X", "Adam denominator term (default 1e-8)", NULL},
-    {"lars-eta", OPTTAB_FLOAT, O(lars_eta), 1e-9, 1e3, NULL, NULL, "must be a number in (0, 1000]", OPTTAB_AGREE,
-     "--lars-eta X", "LARS trust coefficient (default 0.001)", NULL},
-    {"weight-decay", OPTTAB_FLOAT, O(weight_decay), 0, 1, NULL, NULL, "must be in [0, 1]", OPTTAB_AGREE,
-     "--weight-decay X", "L2 weight decay (default 0)", NULL},
-    {"accumulate", OPTTAB_INT, O(accumulate), 1, 1024, NULL, NULL, "must be an integer in 1..1024", OPTTAB_AGREE,
-     "--accumulate K", "K backward passes of B samples per exchange (default 1)", NULL},
-    {"seed", OPTTAB_U64, O(seed), 0, 0, NULL, NULL, "must be a non-negative integer", OPTTAB_AGREE,
-     "--seed S", "seed for init and data order (default 42)", NULL},
-    {"threads", OPTTAB_INT, O(threads), 1, 1024, NULL, NULL, "must be an integer in 1..1024", OPTTAB_PER_RANK,
-     "--threads T", "BLAS threads per process (default 1)", NULL},
+    OPT_SECTION("Model and data"),
+    OPT_CHOICE("topology", AT(topology_index), topology_names, OPT_AGREE, topology_usage, "how workers exchange gradients (default local)"),
+    OPT_CHOICE("device", AT(device), device_words, OPT_PER_RANK, "--device cpu|cuda", "train on the CPU or on GPU local_rank % GPUs (default cpu)"),
+    OPT_STRING("layers", AT(layers_spec), "is too long", OPT_AGREE, "--layers L0,L1,...,10", "layer widths, first 784, last 10 (default 784,512,256,10)"),
+    OPT_PATH("data", AT(data_dir), OPT_PER_RANK, "--data DIR", "MNIST IDX files, plain or .gz (default data/mnist)"),
+    OPT_INT("train-limit", AT(train_limit), 1, 1L << 30, "must be an integer >= 1", OPT_AGREE, "--train-limit K", "train on the first K samples only (default all 60000)"),
+    OPT_INT("test-limit", AT(test_limit), 1, 1L << 30, "must be an integer >= 1", OPT_AGREE, "--test-limit K", "evaluate on the first K test samples (default all 10000)"),
+    OPT_FLAG("drop-last", AT(drop_last), OPT_AGREE, "--drop-last", "drop the tail instead of padding shards (DistributedSampler)"),
+    OPT_CUSTOM("sampler", AT(sampler), parse_sampler, "must be distributed, shard-then-shuffle, shuffle-then-shard or split-epochs", OPT_AGREE, "--sampler KIND", "how the data is split among workers (default distributed):\n"
+           "distributed         a global shuffle per epoch, rank r takes every\n"
+           "                    N-th position (PyTorch DistributedSampler)\n"
+           "shuffle-then-shard  a global shuffle per epoch, rank r takes the r-th\n"
+           "                    contiguous block of it\n"
+           "shard-then-shuffle  fixed contiguous shard per rank, shuffled within\n"
+           "split-epochs        every rank sees the whole dataset per epoch in its\n"
+           "                    own order (epochs split among ranks: N x the steps)"),
+    OPT_SECTION("Optimisation"),
+    OPT_INT("batch", AT(batch), 1, 1 << 20, "must be an integer in 1..1048576", OPT_AGREE, "--batch B", "batch per worker (weak scaling) or global (strong) (default 64)"),
+    OPT_CHOICE("scaling", AT(scaling), scaling_words, OPT_AGREE, "--scaling weak|strong", "weak: --batch per worker; strong: --batch global, split (default weak)"),
+    OPT_INT("epochs", AT(epochs), 1, 100000, "must be an integer >= 1", OPT_AGREE, "--epochs E", "epochs (default 10)"),
+    OPT_LONG("steps", AT(steps), 1, 1L << 40, "must be an integer >= 1", OPT_AGREE, "--steps N", "stop after N optimizer steps in total (default: no cap)"),
+    OPT_LONG("timing-skip", AT(timing_skip), 0, 1L << 40, "must be an integer >= 0", OPT_PER_RANK, "--timing-skip K", "leave the first K steps (warm-up: page faults, cold caches) out of\n"
+           "the CSV's times and samples/s (default 0)"),
+    OPT_FLOAT("lr", AT(lr), 1e-12, 1e3, "must be a number > 0", OPT_AGREE, "--lr X", "learning rate for --batch samples (default by --optimizer: sgd\n"
+           "0.02, adam 0.001 as torch.optim.Adam, lars 1)"),
+    OPT_CHOICE("lr-scale", AT(lr_scale), lr_scale_words, OPT_AGREE, "--lr-scale linear|none", "scale lr by global batch / --batch (Goyal et al.) (default linear)"),
+    OPT_FLOAT("warmup-epochs", AT(warmup_epochs), 0, 1e6, "must be a number >= 0", OPT_AGREE, "--warmup-epochs X", "ramp lr from --lr to the scaled lr over X epochs (default 0)"),
+    OPT_CHOICE("optimizer", AT(optimizer), optimizer_words, OPT_AGREE, "--optimizer sgd|adam|lars", "torch.optim.SGD, torch.optim.Adam (L2 decay), LARS (default sgd)"),
+    OPT_FLOAT("momentum", AT(momentum), 0, 0.999999, "must be in [0, 1)", OPT_AGREE, "--momentum X", "SGD and LARS momentum (default 0.9)"),
+    OPT_FLOAT("beta1", AT(beta1), 0, 0.999999, "must be in [0, 1)", OPT_AGREE, "--beta1 X --beta2 X", "Adam moment decay rates (default 0.9, 0.999)"),
+    OPT_FLOAT("beta2", AT(beta2), 0, 0.999999, "must be in [0, 1)", OPT_AGREE, NULL, NULL),
+    OPT_FLOAT("eps", AT(eps), 1e-30, 1, "must be a number in (0, 1]", OPT_AGREE, "--eps X", "Adam denominator term (default 1e-8)"),
+    OPT_FLOAT("lars-eta", AT(lars_eta), 1e-9, 1e3, "must be a number in (0, 1000]", OPT_AGREE, "--lars-eta X", "LARS trust coefficient (default 0.001)"),
+    OPT_FLOAT("weight-decay", AT(weight_decay), 0, 1, "must be in [0, 1]", OPT_AGREE, "--weight-decay X", "L2 weight decay (default 0)"),
+    OPT_INT("accumulate", AT(accumulate), 1, 1024, "must be an integer in 1..1024", OPT_AGREE, "--accumulate K", "K backward passes of B samples per exchange (default 1)"),
+    OPT_U64("seed", AT(seed), "must be a non-negative integer", OPT_AGREE, "--seed S", "seed for init and data order (default 42)"),
+    OPT_INT("threads", AT(threads), 1, 1024, "must be an integer in 1..1024", OPT_PER_RANK, "--threads T", "BLAS threads per process (default 1)"),
 };
 
 static const opttab_row_t tail_rows[] = {
-    {"csv", OPTTAB_PATH, O(csv), 0, 0, NULL, NULL, NULL, OPTTAB_PER_RANK,
-     "--csv FILE", "append one row of results (header written once)", "Output"},
-    {"checkpoint", OPTTAB_PATH, O(checkpoint), 0, 0, NULL, NULL, NULL, OPTTAB_PER_RANK,
-     "--checkpoint FILE", "write training state here (atomically) at the end", NULL},
-    {"checkpoint-every", OPTTAB_INT, O(checkpoint_every), 1, 1L << 30, NULL, NULL, "must be an integer >= 1",
-     OPTTAB_PER_RANK, "--checkpoint-every N", "... and every N steps", NULL},
-    {"resume", OPTTAB_PATH, O(resume), 0, 0, NULL, NULL, NULL, OPTTAB_PER_RANK,
-     "--resume FILE", "continue from a checkpoint (same model and seed)", NULL},
+    OPT_SECTION("Output"),
+    OPT_PATH("csv", AT(csv), OPT_PER_RANK, "--csv FILE", "append one row of results (header written once)"),
+    OPT_PATH("checkpoint", AT(checkpoint), OPT_PER_RANK, "--checkpoint FILE", "write training state here (atomically) at the end"),
+    OPT_INT("checkpoint-every", AT(checkpoint_every), 1, 1L << 30, "must be an integer >= 1", OPT_PER_RANK, "--checkpoint-every N", "... and every N steps"),
+    OPT_PATH("resume", AT(resume), OPT_PER_RANK, "--resume FILE", "continue from a checkpoint (same model and seed)"),
     /* the next two decide which steps run a collective (the loss average): they must agree */
-    {"log-every", OPTTAB_INT, O(log_every), 1, 1L << 30, NULL, NULL, "must be an integer >= 1", OPTTAB_AGREE,
-     "--log-every N", "print the loss every N steps (default: per epoch)", NULL},
-    {"loss-log", OPTTAB_PATH, O(loss_log), 0, 0, NULL, NULL, NULL, OPTTAB_AGREE_SET,
-     "--loss-log FILE", "write \"step,loss\" for every step (loss averaged over workers)", NULL},
-    {"dump-params", OPTTAB_PATH, O(dump_params), 0, 0, NULL, NULL, NULL, OPTTAB_PER_RANK,
-     "--dump-params FILE", "write the final parameters as raw float32", NULL},
-    {"quiet", OPTTAB_FLAG, O(quiet), 0, 0, NULL, NULL, NULL, OPTTAB_PER_RANK,
-     "--quiet", "only errors and the final summary", NULL},
-    {"timeline", OPTTAB_PATH, O(timeline), 0, 0, NULL, NULL, NULL, OPTTAB_PER_RANK,
-     "--timeline FILE", "Chrome-trace JSON of every process's phases (Perfetto, chrome://tracing)", NULL},
+    OPT_INT("log-every", AT(log_every), 1, 1L << 30, "must be an integer >= 1", OPT_AGREE, "--log-every N", "print the loss every N steps (default: per epoch)"),
+    OPT_PATH("loss-log", AT(loss_log), OPT_AGREE_SET, "--loss-log FILE", "write \"step,loss\" for every step (loss averaged over workers)"),
+    OPT_PATH("dump-params", AT(dump_params), OPT_PER_RANK, "--dump-params FILE", "write the final parameters as raw float32"),
+    OPT_FLAG("quiet", AT(quiet), OPT_PER_RANK, "--quiet", "only errors and the final summary"),
+    OPT_PATH("timeline", AT(timeline), OPT_PER_RANK, "--timeline FILE", "Chrome-trace JSON of every process's phases (Perfetto, chrome://tracing)"),
     /* on or off must agree: rank 0 would wait for arrival reports never sent */
-    {"stall-warn", OPTTAB_FLOAT, O(stall_warn), 0.01, 86400, NULL, NULL, "must be a number of seconds in [0.01, 86400]",
-     OPTTAB_AGREE_SET, "--stall-warn SEC", "name a rank that makes no progress for SEC s (ring: rank 0, ps: server 0)", NULL},
-    {"slow-rank", OPTTAB_CUSTOM, O(slow_ranks), 0, 0, NULL, parse_slow_ranks,
-     "must be worker ranks in 0..63, comma-separated", OPTTAB_PER_RANK,
-     "--slow-rank R[,R..] --slow-ms M", "workers R (0..63) sleep M ms per step (stragglers, tests)", "Testing"},
-    {"slow-ms", OPTTAB_INT, O(slow_ms), 0, 600000, NULL, NULL, "must be an integer in 0..600000", OPTTAB_PER_RANK,
-     NULL, NULL, NULL},
-    {"check-options", OPTTAB_FLAG, O(check_options), 0, 0, NULL, NULL, NULL, OPTTAB_PER_RANK,
-     "--check-options", "validate the options and exit: 0, or 2 with the one-line error; starts\n"
-     "no MPI (psring runs it once before mpirun starts N ranks)", NULL},
-    {"describe", OPTTAB_FLAG, O(describe), 0, 0, NULL, NULL, NULL, OPTTAB_PER_RANK,
-     "--describe", "validate the options but for files, print what the launcher needs of\n"
-     "the topology as key=value lines (psring reads them) and exit", NULL},
-    {"describe-np", OPTTAB_INT, O(describe_np), 1, 999999, NULL, NULL, "must be an integer in 1..999999",
-     OPTTAB_PER_RANK, "--describe-np N", "with --describe: refuse N processes the topology cannot run on", NULL},
+    OPT_FLOAT("stall-warn", AT(stall_warn), 0.01, 86400, "must be a number of seconds in [0.01, 86400]", OPT_AGREE_SET, "--stall-warn SEC", "name a rank that makes no progress for SEC s (ring: rank 0, ps: server 0)"),
+    OPT_SECTION("Testing"),
+    OPT_CUSTOM("slow-rank", AT(slow_ranks), parse_slow_ranks, "must be worker ranks in 0..63, comma-separated", OPT_PER_RANK, "--slow-rank R[,R..] --slow-ms M", "workers R (0..63) sleep M ms per step (stragglers, tests)"),
+    OPT_INT("slow-ms", AT(slow_ms), 0, 600000, "must be an integer in 0..600000", OPT_PER_RANK, NULL, NULL),
+    OPT_FLAG("check-options", AT(check_options), OPT_PER_RANK, "--check-options", "validate the options and exit: 0, or 2 with the one-line error; starts\n"
+           "no MPI (psring runs it once before mpirun starts N ranks)"),
+    OPT_FLAG("describe", AT(describe), OPT_PER_RANK, "--describe", "validate the options but for files, print what the launcher needs of\n"
+           "the topology as key=value lines (psring reads them) and exit"),
+    OPT_INT("describe-np", AT(describe_np), 1, 999999, "must be an integer in 1..999999", OPT_PER_RANK, "--describe-np N", "with --describe: refuse N processes the topology cannot run on"),
 };
 
 static const opttab_t head = {head_rows, sizeof head_rows / sizeof head_rows[0]};
@@ -202,6 +164,7 @@ static void build_long_opts(void) {
     for (int t = 0; t < nt; t++)
         for (size_t r = 0; r < tabs[t]->n; r++) {
             const opttab_row_t *row = &tabs[t]->rows[r];
+            if (row->kind == OPTTAB_SECTION) continue;
             int dup = 0;
             for (int k = 0; k < nlong && !dup; k++) dup = !strcmp(long_opts[k].name, row->flag);
             if (dup) continue;

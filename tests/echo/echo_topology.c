@@ -11,11 +11,11 @@
 #include "exchange/exchange_local.h"
 
 typedef struct { char note[64]; } echo_flags_t;
+#define AT(field) offsetof(echo_flags_t, field), sizeof(((echo_flags_t *)0)->field)
 
 static const opttab_row_t echo_rows[] = {
-    {"echo-note", OPTTAB_STRING, offsetof(echo_flags_t, note), sizeof(((echo_flags_t *)0)->note), 0, 0, NULL, NULL,
-     "needs a word of at most 63 characters", OPTTAB_AGREE, "--echo-note WORD", "written to the CSV's echo_note column",
-     "Echo (--topology echo: the tests' own)"},
+    OPT_SECTION("Echo (--topology echo: the tests' own)"),
+    OPT_STRING("echo-note", AT(note), "needs a word of at most 63 characters", OPT_AGREE, "--echo-note WORD", "written to the CSV's echo_note column"),
 };
 
 static void echo_defaults(void *cfg) { strcpy(((echo_flags_t *)cfg)->note, "none"); }
