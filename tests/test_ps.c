@@ -1,6 +1,6 @@
 /* test_ps.c: Check suites for src/ps: key-range sharding, the wire protocol (round trip, every
- * malformed case, a 200k-iteration fuzz of random and mutated headers), and two
- * server-level tests over inproc: a running server fed malformed messages keeps serving with its
+ * malformed case, a peer of the previous version refused as such, a 200k-iteration fuzz of
+ * random and mutated headers), and two server-level tests over inproc: a running server fed malformed messages keeps serving with its
  * parameters unchanged and counts every one of them (whole-shard and sliced pushes); and bsp
  * with 2 servers x 2 workers equals the single-process optimizer bit for bit, with and without
  * --ps-chunk-kb slices, SGD and Adam. No MPI: the server/worker modules do not need it.
@@ -46,6 +46,9 @@ static ps_header_t sample(int type, int dtype, uint64_t count) {
     h.clock = 42;
     h.lr = 0.125f;
     h.flags = 1;
+    h.wait_s = 0.0625;
+    h.budget = 0x0000000100000003ull;   /* above 32 bits: the budget is a u64 of its own */
+    h.step_samples = 3072;
     return h;
 }
 
@@ -65,7 +68,34 @@ START_TEST(test_wire_roundtrip) {
         ck_assert_int_eq(buf[3], '1');
         ck_assert_int_eq(ps_wire_decode(buf, sizeof buf, &d), PS_WIRE_OK);
         ck_assert_int_eq(memcmp(&h, &d, sizeof h), 0);
+        /* the fields of their own, where the diagram puts them, apart from iteration, clock, lr */
+        ck_assert(d.wait_s == 0.0625 && d.budget == 0x0000000100000003ull && d.step_samples == 3072);
+        ck_assert(d.iteration == 0x0123456789abcdefull && d.clock == 42 && d.lr == 0.125f);
+        ck_assert_int_eq(buf[71], 0x3f);   /* 0.0625 = 0x3fb0000000000000, little-endian at 64 */
+        ck_assert_int_eq(buf[72], 3);
+        ck_assert_int_eq(buf[76], 1);
+        ck_assert_int_eq(buf[80] | buf[81] << 8, 3072);
     }
+}
+END_TEST
+
+/* a peer of the previous protocol (version 2: a 64-byte header, the budget in iteration and
+ * clock) is refused as another version, not as a frame of the wrong size, and the line names both */
+START_TEST(test_wire_old_version) {
+    ps_header_t h = sample(PS_MSG_INIT, PS_DTYPE_F32, 100), d;
+    h.version = 2;
+    uint8_t buf[PS_HEADER_BYTES];
+    ps_wire_encode(&h, buf);   /* bytes 0-63 are laid out as version 2 laid them out */
+    ck_assert_int_eq(ps_wire_decode(buf, 64, &d), PS_WIRE_EVERSION);
+    ck_assert_int_eq(d.version, 2);
+    char why[160];
+    ck_assert_str_eq(ps_wire_version_why(why, sizeof why, &d),
+                     "it speaks PS wire protocol version 2, this build version 3 (every host must run the same "
+                     "psring build)");
+    ck_assert_int_eq(ps_wire_decode(buf, 5, &d), PS_WIRE_ESIZE);    /* too short to say */
+    h.version = PS_WIRE_VERSION;
+    ps_wire_encode(&h, buf);
+    ck_assert_int_eq(ps_wire_decode(buf, 64, &d), PS_WIRE_ESIZE);   /* this version, cut short */
 }
 END_TEST
 
@@ -372,6 +402,7 @@ START_TEST(test_server_rejects_malformed) {
         send_raw(a, &h, hbytes, junk, pbytes, frames); sent++; } while (0)
     BAD(h.magic = 0xdeadbeef, PS_HEADER_BYTES, COUNT * 4, 2);
     BAD(h.version = 9, PS_HEADER_BYTES, COUNT * 4, 2);
+    BAD(h.version = 2, 64, COUNT * 4, 2);                                      /* an older build's header */
     BAD(h.type = 99, PS_HEADER_BYTES, COUNT * 4, 2);
     BAD(h.dtype = 7, PS_HEADER_BYTES, COUNT * 4, 2);
     BAD(h.shard = 1, PS_HEADER_BYTES, COUNT * 4, 2);                           /* not this server */
@@ -594,7 +625,8 @@ END_TEST
 
 static Suite *suite_ps(void) {
     const unit_test_t shard[] = {UNIT_TEST(test_shard_ranges)};
-    const unit_test_t wire[] = {UNIT_TEST(test_wire_roundtrip), UNIT_TEST(test_wire_malformed), UNIT_TEST(test_wire_fuzz)};
+    const unit_test_t wire[] = {UNIT_TEST(test_wire_roundtrip), UNIT_TEST(test_wire_malformed),
+                                  UNIT_TEST(test_wire_old_version), UNIT_TEST(test_wire_fuzz)};
     const unit_test_t server[] = {
         UNIT_TEST(test_server_rejects_malformed), UNIT_LOOP(test_bsp_equals_local, UNIT_LEN(bsp_cases)),
         UNIT_TEST(test_server_rejects_bad_slices),

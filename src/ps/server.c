@@ -112,6 +112,12 @@ void server_reject(ps_server_t *s, int w, int err, const ps_header_t *h) {
     char who[64];
     if (slot < s->c.nworkers) snprintf(who, sizeof who, "worker %d (mpi rank %d)", w, s->c.worker_rank_base + w);
     else snprintf(who, sizeof who, "an unknown peer");
+    if (err == PS_WIRE_EVERSION) {   /* an older (or newer) build: say so, not "malformed" */
+        char why[160];
+        fprintf(stderr, "psring: ps server %d: refused %s: %s; further messages from this sender are "
+                "only counted\n", s->c.index, who, ps_wire_version_why(why, sizeof why, h));
+        return;
+    }
     fprintf(stderr, "psring: ps server %d: dropped a malformed message from %s: %s "
             "(type %u, shard %u, offset %llu, count %llu, payload %llu bytes); further ones from "
             "this sender are only counted\n", s->c.index, who, ps_wire_strerror(err),
@@ -156,9 +162,9 @@ void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
         else server_state_convert(s, s->state, (float *)(p + s->len), 1);
         /* the sample budget and a step's samples (wire.h); only server 0 hands it out, and only
          * async/ssp end on it (bsp's rounds keep their epochs) */
-        if (s->c.index == 0 && s->c.sync != SYNC_BSP && h.iteration > 0 && h.clock > 0) {
-            s->budget = h.iteration;
-            s->step_samples = h.clock;
+        if (s->c.index == 0 && s->c.sync != SYNC_BSP && h.budget > 0 && h.step_samples > 0) {
+            s->budget = h.budget;
+            s->step_samples = h.step_samples;
         }
         s->generation++;
         server_send_ctrl(s, w, PS_MSG_ACK);

@@ -184,8 +184,8 @@ void server_send_params_all(ps_server_t *s, int sl, uint64_t clock, int with_wai
         h.offset = off;
         h.clock = clock;
         h.iteration = s->generation;
-        /* PARAMS has no lr: it carries this worker's wait (0 on all but the round's last slice) */
-        h.lr = with_wait ? (float)s->push_wait[w] : 0.0f;
+        /* this worker's wait (0 on all but the round's last slice) */
+        h.wait_s = with_wait ? s->push_wait[w] : 0.0;
         zmq_msg_t m;
         zmqCheck(zmq_msg_init(&m));
         zmqCheck(zmq_msg_copy(&m, &base[k]));

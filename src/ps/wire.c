@@ -3,6 +3,7 @@
  * common/half.c, the one binary16 codec of src/. */
 #include "wire.h"
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *err_names[PS_WIRE_NERR] = {
@@ -14,6 +15,12 @@ static const char *err_names[PS_WIRE_NERR] = {
 
 const char *ps_wire_strerror(int err) {
     return (err >= 0 && err < PS_WIRE_NERR) ? err_names[err] : "unknown error";
+}
+
+const char *ps_wire_version_why(char *buf, size_t cap, const ps_header_t *h) {
+    snprintf(buf, cap, "it speaks PS wire protocol version %u, this build version %u (every host must "
+             "run the same psring build)", (unsigned)h->version, (unsigned)PS_WIRE_VERSION);
+    return buf;
 }
 
 static const char *type_names[PS_MSG_TYPE_MAX] = {
@@ -51,7 +58,9 @@ static uint64_t get64(const uint8_t *p) {
 
 void ps_wire_encode(const ps_header_t *h, uint8_t out[PS_HEADER_BYTES]) {
     uint32_t lr_bits;
+    uint64_t wait_bits;
     memcpy(&lr_bits, &h->lr, 4);
+    memcpy(&wait_bits, &h->wait_s, 8);
     put32(out + 0, h->magic);
     put16(out + 4, h->version);
     put16(out + 6, h->type);
@@ -65,6 +74,9 @@ void ps_wire_encode(const ps_header_t *h, uint8_t out[PS_HEADER_BYTES]) {
     put16(out + 50, h->flags);
     put32(out + 52, lr_bits);
     put64(out + 56, h->payload_len);
+    put64(out + 64, wait_bits);
+    put64(out + 72, h->budget);
+    put64(out + 80, h->step_samples);
 }
 
 /* which dtypes a message type may carry; NONE means "no payload at all" */
@@ -83,25 +95,35 @@ static int dtype_allowed(int type, int dtype) {
 
 int ps_wire_decode(const void *buf, size_t len, ps_header_t *h) {
     memset(h, 0, sizeof *h);
-    if (len != PS_HEADER_BYTES) return PS_WIRE_ESIZE;
     const uint8_t *p = buf;
-    uint32_t lr_bits;
+    /* magic and version are checked first, whatever the size: an older build's header has
+     * another size, and its peer is told it speaks another version */
+    if (len < 6) return PS_WIRE_ESIZE;
     h->magic = get32(p + 0);
     h->version = get16(p + 4);
-    h->type = get16(p + 6);
-    h->sender = (int32_t)get32(p + 8);
-    h->shard = get32(p + 12);
-    h->iteration = get64(p + 16);
-    h->clock = get64(p + 24);
-    h->offset = get64(p + 32);
-    h->count = get64(p + 40);
-    h->dtype = get16(p + 48);
-    h->flags = get16(p + 50);
-    lr_bits = get32(p + 52);
-    memcpy(&h->lr, &lr_bits, 4);
-    h->payload_len = get64(p + 56);
+    if (len == PS_HEADER_BYTES) {
+        uint32_t lr_bits;
+        uint64_t wait_bits;
+        h->type = get16(p + 6);
+        h->sender = (int32_t)get32(p + 8);
+        h->shard = get32(p + 12);
+        h->iteration = get64(p + 16);
+        h->clock = get64(p + 24);
+        h->offset = get64(p + 32);
+        h->count = get64(p + 40);
+        h->dtype = get16(p + 48);
+        h->flags = get16(p + 50);
+        lr_bits = get32(p + 52);
+        memcpy(&h->lr, &lr_bits, 4);
+        h->payload_len = get64(p + 56);
+        wait_bits = get64(p + 64);
+        memcpy(&h->wait_s, &wait_bits, 8);
+        h->budget = get64(p + 72);
+        h->step_samples = get64(p + 80);
+    }
     if (h->magic != PS_WIRE_MAGIC) return PS_WIRE_EMAGIC;
     if (h->version != PS_WIRE_VERSION) return PS_WIRE_EVERSION;
+    if (len != PS_HEADER_BYTES) return PS_WIRE_ESIZE;
     if (h->type == 0 || h->type >= PS_MSG_TYPE_MAX) return PS_WIRE_ETYPE;
     if (h->dtype >= PS_DTYPE_MAX || !dtype_allowed(h->type, h->dtype)) return PS_WIRE_EDTYPE;
     if (h->dtype == PS_DTYPE_NONE) {

@@ -2,40 +2,50 @@
  * payload holds IEEE binary16 values, little-endian, converted by common/half.h.
  *
  * Every message is a ZeroMQ multipart message: [routing id (added/removed by ROUTER)] +
- * one 64-byte header frame + (for data types) one payload frame. The header is encoded
+ * one 88-byte header frame + (for data types) one payload frame. The header is encoded
  * little-endian byte by byte, so it does not depend on struct padding or host byte order:
  *
  *   byte 0        4      6      8              12             16
  *        +--------+------+------+--------------+--------------+
  *        | magic  | ver  | type | sender (i32) | shard (u32)  |
  *        +--------+------+------+--------------+--------------+
- *     16 | iteration (u64)             | version (u64)               | 32
+ *     16 | iteration (u64)             | clock (u64)                 | 32
  *        +-----------------------------+-----------------------------+
  *     32 | offset (u64, elements)      | count (u64, elements)       | 48
  *        +------+------+---------------+-----------------------------+
  *     48 |dtype |flags | lr (f32)      | payload_len (u64, bytes)    | 64
  *        +------+------+---------------+-----------------------------+
+ *     64 | wait_s (f64, seconds)       | budget (u64, samples)       | 80
+ *        +-----------------------------+-----------------------------+
+ *     80 | step_samples (u64, samples) | 88
+ *        +-----------------------------+
  *
  *   magic "PSR1" (0x31525350), version PS_WIRE_VERSION. sender: worker rank (>= 0) or
  *   -1 - server index for server-sent messages. iteration: the worker's clock (PUSH), the
- *   parameter generation wanted (PULL), the round (AVG). version: the global clock the
+ *   parameter generation wanted (PULL), the round (AVG). clock: the global clock the
  *   parameters carry (PARAMS) or were read at (PUSH, echoed back for staleness). lr: the learning
- *   rate (PUSH); in a bsp PARAMS reply, the seconds the recipient was ready before
- *   the round's last worker was ready (HEARTBEAT with the round, sent ahead of a push; 0 elsewhere),
- *   so workers can split wait from transfer.
+ *   rate (PUSH only). wait_s: in a bsp PARAMS reply, the seconds the recipient was ready before
+ *   the round's last worker was ready (HEARTBEAT with the round, sent ahead of a push; 0 in the
+ *   round's other slices and elsewhere), so workers can split wait from transfer.
  *
- *   Sample budget (async/ssp, version 2): the run ends when the workers together have trained on
- *   a number of samples, wherever each one is in its epochs. Worker 0's INIT or STATE_SET carries
- *   the budget in iteration and the samples of a full step in clock (0: no budget). Server 0 hands
- *   the budget out in shares of one step: a PULL or PUSH with PS_FLAG_SHARE asks for the next one,
- *   and server 0's PARAMS answer says which it got in flags: none of the bits a full step,
- *   PS_FLAG_TAIL the budget's remainder (budget % step samples), PS_FLAG_STOP nothing (the budget
- *   is spent: stop). A push spends the share its sender holds. A HEARTBEAT on the data connection
- *   with PS_FLAG_STOPPED says "I push no more" (every server leaves the sender out of its clocks;
- *   server 0 takes back an unspent share), as the death of a worker does.
+ *   Sample budget (async/ssp): the run ends when the workers together have trained on a number
+ *   of samples, wherever each one is in its epochs. Worker 0's INIT or STATE_SET carries that
+ *   number in budget and the samples of a full step in step_samples (0: no budget; both are 0 in
+ *   every other message). Server 0 hands the budget out in shares of one step: a PULL or PUSH
+ *   with PS_FLAG_SHARE asks for the next one, and server 0's PARAMS answer says which it got in
+ *   flags: none of the bits a full step, PS_FLAG_TAIL the budget's remainder (budget %
+ *   step_samples), PS_FLAG_STOP nothing (the budget is spent: stop). A push spends the share its
+ *   sender holds. A HEARTBEAT on the data connection with PS_FLAG_STOPPED says "I push no more"
+ *   (every server leaves the sender out of its clocks; server 0 takes back an unspent share), as
+ *   the death of a worker does.
  *
- * Decoding (ps_wire_decode) checks everything that a header alone can check: size, magic,
- * version, type, dtype allowed for the type, count/payload_len consistency. The server then
+ *   Versions: 2 added the sample budget (then carried in iteration and clock of INIT and
+ *   STATE_SET, and the wait in a PARAMS reply's lr, in a 64-byte header); 3 gives them their own
+ *   fields. A frame of another version is refused before its size is looked at, so a peer of an
+ *   older build is named as such (ps_wire_version_why), not as a frame of the wrong size.
+ *
+ * Decoding (ps_wire_decode) checks everything that a header alone can check: magic, version,
+ * size, type, dtype allowed for the type, count/payload_len consistency. The server then
  * checks what needs its context (shard index, offset/count within its key range, sender). This
  * file does no I/O and knows nothing of sockets. */
 #ifndef PSRING_PS_WIRE_H
@@ -44,8 +54,8 @@
 #include <stdint.h>
 
 #define PS_WIRE_MAGIC 0x31525350u   /* "PSR1" little-endian */
-#define PS_WIRE_VERSION 2   /* 2: the sample budget (flags on PULL, PUSH, PARAMS, HEARTBEAT) */
-#define PS_HEADER_BYTES 64
+#define PS_WIRE_VERSION 3   /* 3: wait_s, budget and step_samples fields; 2: the sample budget */
+#define PS_HEADER_BYTES 88
 #define PS_WIRE_MAX_COUNT (1ull << 40) /* elements; keeps count * 8 far from overflow */
 
 typedef enum {
@@ -88,8 +98,11 @@ typedef struct {
     uint64_t count;
     uint16_t dtype;
     uint16_t flags;
-    float lr;
+    float lr;              /* PUSH: the learning rate */
     uint64_t payload_len;
+    double wait_s;         /* bsp PARAMS: the recipient's wait for the round's last worker */
+    uint64_t budget;       /* INIT, STATE_SET from worker 0: the sample budget (0: none) */
+    uint64_t step_samples; /* INIT, STATE_SET from worker 0: the samples of a full step */
 } ps_header_t;
 
 typedef enum {
@@ -110,12 +123,16 @@ typedef enum {
 } ps_wire_err_t;
 
 const char *ps_wire_strerror(int err);
+/* for PS_WIRE_EVERSION: what the peer speaks and what this build speaks, as one clause
+ * ("it speaks PS wire protocol version 2, this build version 3 (...)") written into buf */
+const char *ps_wire_version_why(char *buf, size_t cap, const ps_header_t *h);
 const char *ps_msg_name(int type);
 size_t ps_dtype_size(int dtype);   /* 0 for NONE or unknown */
 
-/* header -> 64 bytes */
+/* header -> PS_HEADER_BYTES bytes */
 void ps_wire_encode(const ps_header_t *h, uint8_t out[PS_HEADER_BYTES]);
-/* bytes -> header; returns PS_WIRE_OK or the first problem found (h is filled as far as read) */
+/* bytes -> header; returns PS_WIRE_OK or the first problem found (h is filled as far as read;
+ * magic and version are read from any frame of 6 bytes or more) */
 int ps_wire_decode(const void *buf, size_t len, ps_header_t *h);
 /* a header with magic/version set and payload_len derived from count and dtype */
 ps_header_t ps_header_make(int type, int32_t sender, uint32_t shard, int dtype, uint64_t count);

@@ -176,6 +176,12 @@ static void reject(ps_worker_t *w, int s, int err, const ps_header_t *h) {
     w->rejected++;
     if (w->logged[s]) return;
     w->logged[s] = 1;
+    if (err == PS_WIRE_EVERSION) {   /* an older (or newer) build: say so, not "malformed" */
+        char why[160];
+        fprintf(stderr, "psring: ps worker %d: refused server %d: %s; further messages from it are "
+                "only counted\n", w->c.rank, s, ps_wire_version_why(why, sizeof why, h));
+        return;
+    }
     fprintf(stderr, "psring: ps worker %d: dropped a malformed message from server %d: %s (type %u); "
             "further ones are only counted\n", w->c.rank, s, ps_wire_strerror(err), h ? h->type : 0);
 }
@@ -311,8 +317,8 @@ static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *pa
     w->read_clock[s] = h->clock;
     if (s == 0 && w->asked)   /* server 0 hands out the budget; its flags say which share (wire.h) */
         w->share = h->flags & PS_FLAG_STOP ? 0 : h->flags & PS_FLAG_TAIL ? w->budget % w->step_samples : w->step_samples;
-    /* lr carries the push's wait at that server (wire.h); the slowest server's counts */
-    if (isfinite(h->lr) && h->lr > w->step_wait) w->step_wait = h->lr;
+    /* the push's wait at that server (wire.h); the slowest server's counts */
+    if (isfinite(h->wait_s) && h->wait_s > w->step_wait) w->step_wait = h->wait_s;
     timeline_event("pull", t0, timer_now());
 }
 
@@ -341,8 +347,8 @@ int ps_worker_stop(ps_worker_t *w) {
 int ps_worker_init_params(ps_worker_t *w, const float *params) {
     for (int s = 0; s < w->c.nservers; s++) {
         ps_header_t h = worker_header(w, s, PS_MSG_INIT, PS_DTYPE_F32, w->len[s]);
-        h.iteration = w->budget;        /* the sample budget for server 0 (wire.h) */
-        h.clock = w->step_samples;
+        h.budget = w->budget;           /* the sample budget for server 0 (wire.h) */
+        h.step_samples = w->step_samples;
         send_zero_copy(w, s, &h, params + w->lo[s], w->len[s] * 4);
     }
     wait_replies(w, 0, w->c.nservers, PS_MSG_ACK, 0, 0, on_ack, NULL);
@@ -475,8 +481,8 @@ int ps_worker_state_set(ps_worker_t *w, const float *params, const float *state,
         for (int s = 0; s < w->c.nservers; s++) {
             size_t lo = w->lo[s], len = w->len[s];
             ps_header_t h = worker_header(w, s, PS_MSG_STATE_SET, PS_DTYPE_F32, len * (1 + spp));
-            h.iteration = w->budget;    /* as INIT: the sample budget for server 0 */
-            h.clock = w->step_samples;
+            h.budget = w->budget;       /* as INIT: the sample budget for server 0 */
+            h.step_samples = w->step_samples;
             zmq_msg_t m;
             zmqCheck(zmq_msg_init_size(&m, len * (1 + spp) * 4));
             float *p = zmq_msg_data(&m);
