@@ -43,6 +43,7 @@ typedef struct {
     double staleness_mean;       /* async/ssp: observed staleness (clocks), -1 where none */
     int staleness_max;
     int lost_workers;            /* async: workers that died and were dropped */
+    int auth_on;              /* --ps-auth given */
     ps_auth_keys_t auth;      /* --ps-auth keys (the configs point here) */
     char lost_list[256];      /* "rank 2 (mpi rank 3) ..." of the workers lost, for the result file */
     int restored;             /* worker 0: state_set (resume) already gave the servers params + state */
@@ -244,14 +245,12 @@ static void bad_start(int rank, int started, const char *msg) {
     exit(EXIT_BADINPUT);
 }
 
-exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
-    int inited = 0, started = 0, prov = 0, rank = 0, size = 1;
-    /* start-up waits on every process (MPI_Init's fence, the collectives below) with no timeout:
-     * under --enable-recovery (async) a process that dies here would leave the others waiting
-     * forever, and one that hangs would everywhere, so start-up has a deadline of 3 peer
-     * timeouts, at least 30 s (MPI start-up of many ranks, or on a loaded machine, takes
-     * seconds). Rank 0 says it; before MPI_Init Open MPI's environment tells the rank. */
-    const double timeout = c->peer_timeout > 0 ? c->peer_timeout : 10;
+/* Start-up waits on every process (MPI_Init's fence, the collectives below) with no timeout:
+ * under --enable-recovery (async) a process that dies here would leave the others waiting
+ * forever, and one that hangs would everywhere, so start-up has a deadline of 3 peer timeouts,
+ * at least 30 s (MPI start-up of many ranks, or on a loaded machine, takes seconds). Rank 0 says
+ * it; before MPI_Init Open MPI's environment tells the rank. */
+static void startup_deadline_arm(double timeout) {
     const char *wr = getenv("OMPI_COMM_WORLD_RANK");
     int deadline = (int)(3 * timeout + 0.5);
     if (deadline < 30) deadline = 30;
@@ -260,33 +259,42 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
              "started)", deadline);
     int wrank = 0;
     watchdog_arm(deadline, wmsg, !wr || (parse_int(wr, 0, INT_MAX, &wrank) == 0 && wrank == 0));
+}
+
+/* MPI_Init unless the caller did; 1 when this module started MPI (and so finalizes it) */
+static int mpi_start(int *rank, int *size) {
+    int inited = 0, started = 0, prov = 0;
     mpiCheck(MPI_Initialized(&inited));
     if (!inited) {
         mpiCheck(MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &prov));
         started = 1;
     }
-    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, size));
+    return started;
+}
+
+/* the verdicts every rank reaches alike: servers against processes, LARS against layers */
+static void check_servers(const ps_config_t *c, size_t count, int rank, int size, int started) {
     char msg[512];
-
-    /* same options everywhere, or a clear error naming the ranks that differ */
-    fingerprint_check("ps", c->fingerprint, count, started);
-
     int S = c->servers;
     if (S < 1 || S >= size) {
         snprintf(msg, sizeof msg, "--topology ps needs 1 <= --servers < number of processes (got --servers %d with %d processes)", S, size);
         bad_start(rank, started, msg);
     }
-    {   /* LARS: each server holds whole layers (optim_shard_range), so S <= weight/bias segments */
-        const optim_config_t oc = c->optim;
-        size_t lo, len;
-        if (optim_shard_range(&oc, count, S, 0, &lo, &len) == -2) {
-            snprintf(msg, sizeof msg, "--optimizer lars on the PS puts whole layers on each server: --servers %d is more than "
-                     "the %d weight and bias tensors of --layers %s", S, oc.nseg, c->layers ? c->layers : "?");
-            bad_start(rank, started, msg);
-        }
+    /* LARS: each server holds whole layers (optim_shard_range), so S <= weight/bias segments */
+    const optim_config_t oc = c->optim;
+    size_t lo, len;
+    if (optim_shard_range(&oc, count, S, 0, &lo, &len) == -2) {
+        snprintf(msg, sizeof msg, "--optimizer lars on the PS puts whole layers on each server: --servers %d is more than "
+                 "the %d weight and bias tensors of --layers %s", S, oc.nseg, c->layers ? c->layers : "?");
+        bad_start(rank, started, msg);
     }
+}
 
+/* the exchange and its state: roles, ranks, the configuration this module keeps */
+static exchange_t *ps_exchange_new(const ps_config_t *c, size_t count, int rank, int size, int started) {
+    int S = c->servers;
     exchange_t *ex = xcalloc(1, sizeof *ex);
     ps_impl_t *p = xcalloc(1, sizeof *p);
     ex->ops = &ps_ops;
@@ -318,8 +326,67 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     p->staleness_max = -1;
     p->count = count;
     zmqCheckPtr(p->zctx, zmq_ctx_new());
-    const int auth = c->auth && c->auth[0];
-    if (auth) {   /* every rank reads the keyfile; a bad one is the same verdict everywhere */
+    return ex;
+}
+
+/* a server rank: bind (ipc, or tcp on --ps-bind), start serving; its endpoint into mine */
+static void start_server(exchange_t *ex, const ps_config_t *c, size_t count, long jobid, double timeout,
+                         char mine[EP_LEN]) {
+    ps_impl_t *p = ex->impl;
+    int rank = ex->process_rank, S = c->servers;
+    char want[EP_LEN + 32];
+    if (c->transport == PS_TRANSPORT_IPC) snprintf(want, sizeof want, "ipc:///tmp/psring-%ld-%d", jobid, rank);
+    else {
+        char berr[320];
+        if (ps_server_bind_endpoint(c->bind && c->bind[0] ? c->bind : "127.0.0.1", want, sizeof want, berr, sizeof berr)) {
+            fprintf(stderr, "psring: ps server %d: %s\n", rank, berr);
+            fflush(stderr);
+            MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
+        }
+    }
+    ps_server_config_t sc = {
+        .index = rank, .nservers = S, .nworkers = ex->process_count - S, .total = count, .sync = c->sync,
+        .staleness = c->staleness, .peer_timeout = timeout, .optim = ex->optim,
+        .worker_rank_base = S, .quiet = c->quiet, .on_fatal = abort_job,
+        .stall_warn = c->stall_warn, .auth = p->auth_on ? &p->auth : NULL,
+        .chunk = ps_chunk_elems(c),
+    };
+    p->server = ps_server_create(p->zctx, &sc, want, mine, EP_LEN);
+    write_endpoint(rank, mine);
+}
+
+/* a worker rank: connect to the S servers whose endpoints are the first S of all */
+static void start_worker(exchange_t *ex, const ps_config_t *c, size_t count, char *all, double timeout) {
+    ps_impl_t *p = ex->impl;
+    int S = c->servers;
+    char **eps = xcalloc(S, sizeof(char *));
+    for (int s = 0; s < S; s++) eps[s] = all + (size_t)s * EP_LEN;
+    ps_worker_config_t wc = {
+        .rank = ex->rank, .nworkers = ex->world_size, .nservers = S, .total = count,
+        .state_per_param = optim_state_per_param(&ex->optim), .fp16 = c->fp16,
+        .peer_timeout = timeout, .mpi_rank = ex->process_rank, .server_rank_base = 0, .on_fatal = abort_job,
+        .auth = p->auth_on ? &p->auth : NULL, .optim = &ex->optim,
+        .chunk = ps_chunk_elems(c), .credit = c->credit, .bsp = c->sync == SYNC_BSP,
+    };
+    p->worker = ps_worker_create(p->zctx, &wc, eps);
+    free(eps);
+}
+
+exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
+    int rank = 0, size = 1;
+    const double timeout = c->peer_timeout > 0 ? c->peer_timeout : 10;
+    startup_deadline_arm(timeout);
+    int started = mpi_start(&rank, &size);
+
+    /* same options everywhere, or a clear error naming the ranks that differ */
+    fingerprint_check("ps", c->fingerprint, count, started);
+    check_servers(c, count, rank, size, started);
+
+    exchange_t *ex = ps_exchange_new(c, count, rank, size, started);
+    ps_impl_t *p = ex->impl;
+    p->auth_on = c->auth && c->auth[0];
+    if (p->auth_on) {   /* every rank reads the keyfile; a bad one is the same verdict everywhere */
+        char msg[512];
         if (!ps_auth_available()) bad_start(rank, started, "--ps-auth: this libzmq was built without CURVE (zmq_has(\"curve\") is 0)");
         if (ps_auth_load(c->auth, &p->auth, msg, sizeof msg) != 0) bad_start(rank, started, msg);
     }
@@ -328,43 +395,11 @@ exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
     long jobid = (long)getpid();
     mpiCheck(MPI_Bcast(&jobid, 1, MPI_LONG, 0, MPI_COMM_WORLD));
     char mine[EP_LEN] = "";
-    if (!ex->is_worker) {
-        char want[EP_LEN + 32];
-        if (c->transport == PS_TRANSPORT_IPC) snprintf(want, sizeof want, "ipc:///tmp/psring-%ld-%d", jobid, rank);
-        else {
-            char berr[320];
-            if (ps_server_bind_endpoint(c->bind && c->bind[0] ? c->bind : "127.0.0.1", want, sizeof want, berr, sizeof berr)) {
-                fprintf(stderr, "psring: ps server %d: %s\n", rank, berr);
-                fflush(stderr);
-                MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
-            }
-        }
-        ps_server_config_t sc = {
-            .index = rank, .nservers = S, .nworkers = size - S, .total = count, .sync = c->sync,
-            .staleness = c->staleness, .peer_timeout = timeout, .optim = ex->optim,
-            .worker_rank_base = S, .quiet = c->quiet, .on_fatal = abort_job,
-            .stall_warn = c->stall_warn, .auth = auth ? &p->auth : NULL,
-            .chunk = ps_chunk_elems(c),
-        };
-        p->server = ps_server_create(p->zctx, &sc, want, mine, sizeof mine);
-        write_endpoint(rank, mine);
-    }
+    if (!ex->is_worker) start_server(ex, c, count, jobid, timeout, mine);
     char *all = xcalloc((size_t)size, EP_LEN);
     mpiCheck(MPI_Allgather(mine, EP_LEN, MPI_CHAR, all, EP_LEN, MPI_CHAR, MPI_COMM_WORLD));
     watchdog_disarm();   /* from here every wait on a peer has --peer-timeout */
-    if (ex->is_worker) {
-        char **eps = xcalloc(S, sizeof(char *));
-        for (int s = 0; s < S; s++) eps[s] = all + (size_t)s * EP_LEN;
-        ps_worker_config_t wc = {
-            .rank = ex->rank, .nworkers = ex->world_size, .nservers = S, .total = count,
-            .state_per_param = optim_state_per_param(&ex->optim), .fp16 = c->fp16,
-            .peer_timeout = timeout, .mpi_rank = rank, .server_rank_base = 0, .on_fatal = abort_job,
-            .auth = auth ? &p->auth : NULL, .optim = &ex->optim,
-            .chunk = ps_chunk_elems(c), .credit = c->credit, .bsp = c->sync == SYNC_BSP,
-        };
-        p->worker = ps_worker_create(p->zctx, &wc, eps);
-        free(eps);
-    }
+    if (ex->is_worker) start_worker(ex, c, count, all, timeout);
     free(all);
     return ex;
 }

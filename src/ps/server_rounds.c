@@ -127,77 +127,78 @@ static void apply_slice(ps_server_t *s, int k) {
     server_send_params_all(s, k, end ? s->round : s->round + 1, end);
 }
 
-void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *payload) {
+/* Wait of each worker = how long before the round's last worker it was ready, on this server's
+ * clock: each worker says it is ready (a header alone, before its first slice, on the same
+ * connection) when its compute is done. The skew of those arrivals is the wait for the slowest,
+ * as the ring's barrier measures it; the last worker's push bytes still on the wire are
+ * exchange, not wait. */
+static void bsp_note_waits(ps_server_t *s) {
+    double last_ready = 0;
+    for (int v = 0; v < s->c.nworkers; v++)
+        if (!s->lost[v] && s->ready_t[v] > last_ready) last_ready = s->ready_t[v];
+    for (int v = 0; v < s->c.nworkers; v++)
+        s->push_wait[v] = s->ready_t[v] > 0 ? last_ready - s->ready_t[v] : 0;
+}
+
+/* slice k's push into acc: the mean is formed exactly as (((g0 + g1) + g2) ...) * (1/N) per
+ * element, in the order the pushes of that slice arrived, fused into as few passes over memory
+ * as possible; multiplying by 1.0f where it is not the last push is exact */
+static void bsp_accumulate(ps_server_t *s, int k, const ps_header_t *h, zmq_msg_t *payload, int half, int last) {
     const void *p = zmq_msg_data(payload);
-    s->last_push[w] = timer_now();
-    if (stall_watch_clear(&s->stall, w))   /* named only on server 0 (stall_watch_init) */
-        fprintf(stderr, "psring: ps server 0: worker rank %d (mpi rank %d) pushed again\n", w, s->c.worker_rank_base + w);
-    if (s->c.sync == SYNC_BSP && s->round_msgs == 0) s->round_t0 = s->last_push[w];
-    int half = h->dtype == PS_DTYPE_F16;
-    s->f16[w] = (uint8_t)half;
-    if (s->c.sync == SYNC_BSP) {
-        /* offset/count are on the slice grid (checked in handle); each slice once per round */
-        int k = (int)(h->offset / s->ck);
-        if (h->iteration != s->round || s->got[(size_t)w * s->nck + k]) { server_reject(s, w, PS_WIRE_ESTATE, h); return; }
-        int need = 0;
-        for (int v = 0; v < s->c.nworkers; v++) need += !s->lost[v];
-        int last = s->ck_pushed[k] + 1 >= need;                         /* slice k complete */
-        int round_last = s->round_msgs + 1 >= need * s->nck;          /* the round's last push */
-        /* Wait of each worker = how long before the round's last worker it was ready, on this
-         * server's clock: each worker says it is ready (a header alone, before its first slice,
-         * on the same connection) when its compute is done. The skew of those arrivals is the
-         * wait for the slowest, as the ring's barrier measures it; the last worker's push bytes
-         * still on the wire are exchange, not wait. */
-        if (round_last) {
-            double last_ready = 0;
-            for (int v = 0; v < s->c.nworkers; v++)
-                if (!s->lost[v] && s->ready_t[v] > last_ready) last_ready = s->ready_t[v];
-            for (int v = 0; v < s->c.nworkers; v++)
-                s->push_wait[v] = s->ready_t[v] > 0 ? last_ready - s->ready_t[v] : 0;
-        }
-        /* the mean is formed exactly as (((g0 + g1) + g2) ...) * (1/N) per element, in the order
-         * the pushes of that slice arrived, fused into as few passes over memory as possible;
-         * multiplying by 1.0f where it is not the last push is exact */
-        float f = last ? 1.0f / (float)s->c.nworkers : 1.0f;
-        size_t n = h->count;
-        float *restrict acc = s->acc + h->offset;
-        if (s->ck_pushed[k] == 0 && !last) {
-            zmqCheck(zmq_msg_init(&s->held[k]));
-            zmqCheck(zmq_msg_move(&s->held[k], payload)); /* keep it; combine with the next push */
-            s->have_held[k] = 1;
-            s->held_half[k] = (uint8_t)half;
-        } else if (s->ck_pushed[k] == 0) {
-            if (half) half_to_float(acc, p, n);
-            else memcpy(acc, p, n * 4);
-            for (size_t i = 0; i < n; i++) acc[i] *= f;
+    float f = last ? 1.0f / (float)s->c.nworkers : 1.0f;
+    size_t n = h->count;
+    float *restrict acc = s->acc + h->offset;
+    if (s->ck_pushed[k] == 0 && !last) {
+        zmqCheck(zmq_msg_init(&s->held[k]));
+        zmqCheck(zmq_msg_move(&s->held[k], payload)); /* keep it; combine with the next push */
+        s->have_held[k] = 1;
+        s->held_half[k] = (uint8_t)half;
+    } else if (s->ck_pushed[k] == 0) {
+        if (half) half_to_float(acc, p, n);
+        else memcpy(acc, p, n * 4);
+        for (size_t i = 0; i < n; i++) acc[i] *= f;
+    } else {
+        const void *hp = s->have_held[k] ? zmq_msg_data(&s->held[k]) : NULL;
+        if (hp && !half && !s->held_half[k]) {
+            const float *restrict a = hp, *restrict b = p;
+            for (size_t i = 0; i < n; i++) acc[i] = (a[i] + b[i]) * f;
         } else {
-            const void *hp = s->have_held[k] ? zmq_msg_data(&s->held[k]) : NULL;
-            if (hp && !half && !s->held_half[k]) {
-                const float *restrict a = hp, *restrict b = p;
-                for (size_t i = 0; i < n; i++) acc[i] = (a[i] + b[i]) * f;
-            } else {
-                if (hp) {
-                    if (s->held_half[k]) half_to_float(acc, hp, n);
-                    else memcpy(acc, hp, n * 4);
-                }
-                if (half) half_add_to_float(acc, p, n);
-                else {
-                    const float *restrict b = p;
-                    for (size_t i = 0; i < n; i++) acc[i] += b[i];
-                }
-                if (last) for (size_t i = 0; i < n; i++) acc[i] *= f;
+            if (hp) {
+                if (s->held_half[k]) half_to_float(acc, hp, n);
+                else memcpy(acc, hp, n * 4);
             }
-            if (s->have_held[k]) { zmqCheck(zmq_msg_close(&s->held[k])); s->have_held[k] = 0; }
+            if (half) half_add_to_float(acc, p, n);
+            else {
+                const float *restrict b = p;
+                for (size_t i = 0; i < n; i++) acc[i] += b[i];
+            }
+            if (last) for (size_t i = 0; i < n; i++) acc[i] *= f;
         }
-        s->got[(size_t)w * s->nck + k] = 1;
-        if (!s->pushed[w]) { s->pushed[w] = 1; s->npushed++; }
-        s->ck_pushed[k]++;
-        s->round_msgs++;
-        s->round_lr = h->lr;
-        if (last) apply_slice(s, k);
-        return;
+        if (s->have_held[k]) { zmqCheck(zmq_msg_close(&s->held[k])); s->have_held[k] = 0; }
     }
-    /* async / ssp: apply now */
+}
+
+/* bsp: one slice of this round's push; the slice is applied once all N are in */
+static void bsp_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *payload, int half) {
+    /* offset/count are on the slice grid (checked in handle); each slice once per round */
+    int k = (int)(h->offset / s->ck);
+    if (h->iteration != s->round || s->got[(size_t)w * s->nck + k]) { server_reject(s, w, PS_WIRE_ESTATE, h); return; }
+    int need = 0;
+    for (int v = 0; v < s->c.nworkers; v++) need += !s->lost[v];
+    int last = s->ck_pushed[k] + 1 >= need;                         /* slice k complete */
+    int round_last = s->round_msgs + 1 >= need * s->nck;          /* the round's last push */
+    if (round_last) bsp_note_waits(s);
+    bsp_accumulate(s, k, h, payload, half, last);
+    s->got[(size_t)w * s->nck + k] = 1;
+    if (!s->pushed[w]) { s->pushed[w] = 1; s->npushed++; }
+    s->ck_pushed[k]++;
+    s->round_msgs++;
+    s->round_lr = h->lr;
+    if (last) apply_slice(s, k);
+}
+
+/* async / ssp: apply the whole push now */
+static void async_push(ps_server_t *s, int w, const ps_header_t *h, const void *p, int half) {
     if (s->budget) {   /* server 0 under a budget: the push spends its sender's share */
         if (!s->share[w] || s->stopped[w]) { server_reject(s, w, PS_WIRE_ESTATE, h); return; }
         s->counted += s->share[w];
@@ -221,4 +222,15 @@ void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
         s->pend_reply[w] = 1;
         server_release_ssp(s);
     }
+}
+
+void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *payload) {
+    s->last_push[w] = timer_now();
+    if (stall_watch_clear(&s->stall, w))   /* named only on server 0 (stall_watch_init) */
+        fprintf(stderr, "psring: ps server 0: worker rank %d (mpi rank %d) pushed again\n", w, s->c.worker_rank_base + w);
+    if (s->c.sync == SYNC_BSP && s->round_msgs == 0) s->round_t0 = s->last_push[w];
+    int half = h->dtype == PS_DTYPE_F16;
+    s->f16[w] = (uint8_t)half;
+    if (s->c.sync == SYNC_BSP) bsp_push(s, w, h, payload, half);
+    else async_push(s, w, h, zmq_msg_data(payload), half);
 }
