@@ -9,10 +9,13 @@ TOPOLOGY_SOURCES = src/exchange/local_topology.c
 # each topology's library, added by its local.mk (linked by every program that lists topologies)
 TOPOLOGY_LIBS =
 
-# --with-cuda: the local topology's device step, in its own library like the ring's
-# (libexchange_cuda.a, linked through $(PSRING_CUDA_FIRST), see src/ring/local.mk)
-EXTRA_DIST += src/exchange/exchange_local_cuda.c
+# --with-cuda: the device half of an exchange (exchange_device.c: optimizer state on the GPU,
+# shared by the local topology's and the ring's device step) and the local topology's device
+# step, in their own library (libexchange_cuda.a, linked through $(PSRING_CUDA_FIRST) after
+# libring_cuda.a, see src/ring/local.mk)
+EXTRA_DIST += src/exchange/exchange_local_cuda.c src/exchange/exchange_device.c
+noinst_HEADERS += src/exchange/exchange_device.h
 if HAVE_CUDA
 noinst_LIBRARIES += src/exchange/libexchange_cuda.a
-src_exchange_libexchange_cuda_a_SOURCES = src/exchange/exchange_local_cuda.c
+src_exchange_libexchange_cuda_a_SOURCES = src/exchange/exchange_local_cuda.c src/exchange/exchange_device.c
 endif

@@ -10,7 +10,7 @@
 #include "ring_cuda.h"
 #include "common/mpi_check.h"
 #include "common/cuda_mem.h"
-#include "model/optim_cuda.h"
+#include "exchange/exchange_device.h"
 #include "ring_exchange.h"
 #include "common/check.h"
 #include "common/timer.h"
@@ -20,38 +20,19 @@
 
 
 typedef struct {
-    const exchange_ops_t *inner;  /* ring_exchange.c's ops; ex->impl stays theirs */
-    exchange_ops_t ops;           /* theirs with the device ops below */
+    exchange_device_t dev;        /* first: the device state and the wrapped ops (exchange_device.h) */
     MPI_Comm comm;
     allreduce_impl_t impl;
     ring_cuda_t *ring;
     nccl_ring_t *nccl;
     float *h_stage;               /* --allreduce mpi: pinned host copy of the gradient */
-    float *d_state, *h_state;     /* optimizer state on the device; host scratch for transfers */
-    size_t count, nstate;
-    long adam_t;                  /* Adam: steps this state has taken (its t block, on the host) */
     int sum;                      /* --op sum: no 1/N (adasum, hierarchical: refused in options.c) */
 } ringdev_t;
 
-static void adam_t_from(exchange_t *ex, ringdev_t *d, const float *state) {
-    d->adam_t = ex->optim.kind == OPTIM_ADAM && d->count ? (long)state[2 * d->count] : 0;
-}
-
-static int rd_sync_params(exchange_t *ex, float *params, size_t count) {
-    ringdev_t *d = ex->device_impl;
-    if (d->inner->sync_params(ex, params, count) != 0) return -1;
-    /* the broadcast state (zero, or rank 0's checkpoint) goes to the device */
-    if (d->inner->state_get(ex, NULL, d->h_state, count) != 0) return -1;
-    cuda_to_device(d->d_state, d->h_state, d->nstate);
-    adam_t_from(ex, d, d->h_state);
-    return 0;
-}
-
 static int rd_state_get(exchange_t *ex, float *params, float *state, size_t count) {
     ringdev_t *d = ex->device_impl;
-    if (d->inner->state_get(ex, params, NULL, count) != 0) return -1;
-    if (state) cuda_to_host(state, d->d_state, d->nstate);
-    return 0;
+    if (d->dev.inner->state_get(ex, params, NULL, count) != 0) return -1;
+    return exchange_device_state_get(ex, params, state, count);
 }
 
 static void allreduce_device(exchange_t *ex, ringdev_t *d, float *g, size_t n) {
@@ -84,10 +65,7 @@ static void allreduce_device(exchange_t *ex, ringdev_t *d, float *g, size_t n) {
 
 static int rd_step_device(exchange_t *ex, float *d_params, float *d_grads, size_t count, float lr) {
     ringdev_t *d = ex->device_impl;
-    if (count != d->count) {
-        fprintf(stderr, "psring: ring exchange (cuda): step with %zu parameters, created for %zu\n", count, d->count);
-        return -1;
-    }
+    if (exchange_device_count_check(ex, count) != 0) return -1;
     double t0 = timer_now();
     if (ex->world_size > 1) {
         cuda_sync();   /* backward is done before we wait for the others (wait = skew only) */
@@ -100,9 +78,7 @@ static int rd_step_device(exchange_t *ex, float *d_params, float *d_grads, size_
         if (!d->sum) cuda_scale(d_grads, 1.0f / (float)ex->world_size, count);   /* --op average */
     }
     double t1 = timer_now();
-    optim_cuda_step(&ex->optim, d_params, d_grads, d->d_state, count, lr, d->adam_t, 1);
-    cuda_sync();
-    d->adam_t++;
+    exchange_device_optimizer(ex, d_params, d_grads, count, lr);
     double t2 = timer_now();
     ex->stats.exchange_s += t1 - t0;
     ex->stats.optimizer_s += t2 - t1;
@@ -113,22 +89,17 @@ static int rd_step_device(exchange_t *ex, float *d_params, float *d_grads, size_
 
 static void rd_free(exchange_t *ex) {
     ringdev_t *d = ex->device_impl;
-    void (*inner_free)(exchange_t *) = d->inner->free;
     if (d->ring) ring_cuda_free(d->ring);
     if (d->nccl) nccl_ring_free(d->nccl);
-    cuda_floats_free(d->d_state);
-    cuda_host_free(d->h_state);
     cuda_host_free(d->h_stage);
     mpiCheck(MPI_Comm_free(&d->comm));
-    free(d);
-    ex->device_impl = NULL;
-    inner_free(ex);   /* frees ex and finalises MPI */
+    exchange_device_free(ex);   /* the device state, d, then ex itself (and MPI) */
 }
 
 /* the inner report, with the device path in ring_path */
 static void rd_report(exchange_t *ex, exchange_report_t *r) {
     ringdev_t *d = ex->device_impl;
-    if (d->inner->report) d->inner->report(ex, r);
+    if (d->dev.inner->report) d->dev.inner->report(ex, r);
     if (ex->world_size == 1) return;   /* nothing exchanged: no path, as on the CPU */
     exchange_report_set(r, "ring_path", "%s", d->impl == ALLREDUCE_RING ? ring_cuda_path(d->ring)
                                               : d->impl == ALLREDUCE_NCCL ? "nccl" : "mpi");
@@ -137,32 +108,22 @@ static void rd_report(exchange_t *ex, exchange_report_t *r) {
 exchange_t *exchange_ring_cuda_create(const ring_config_t *c, size_t count) {
     exchange_t *ex = exchange_ring_create(c, count);
     if (!ex) return NULL;
-    if (!optim_cuda_supports(&ex->optim))
-        die_input("--optimizer %s is not implemented for --device cuda with --topology ring (sgd and adam are; "
-                  "--topology ps runs it on the servers)", optim_kind_name(ex->optim.kind));
-    char why[256] = "";
-    if (cuda_device_pin(ex->local_rank, why, sizeof why) < 0)
-        die_input("--device cuda: no usable CUDA device on rank %d (%s)", ex->rank, why);
-    ringdev_t *d = xcalloc(1, sizeof *d);
-    d->inner = ex->ops;
-    d->ops = *ex->ops;
-    d->ops.name = c->allreduce == ALLREDUCE_NCCL ? "ring-nccl" : "ring";
-    d->ops.sync_params = rd_sync_params;
-    d->ops.grad_ready = NULL;
-    d->ops.state_get = rd_state_get;
-    d->ops.step_device = rd_step_device;
-    d->ops.free = rd_free;
-    d->ops.report = rd_report;
+    char where[32];
+    snprintf(where, sizeof where, " on rank %d", ex->rank);
+    ringdev_t *d = exchange_device_wrap(ex, sizeof *d, count, "ring exchange (cuda)", "ring",
+                                        "; --topology ps runs it on the servers", where);
+    d->dev.ops.name = c->allreduce == ALLREDUCE_NCCL ? "ring-nccl" : "ring";
+    d->dev.ops.grad_ready = NULL;
+    d->dev.ops.state_get = rd_state_get;
+    d->dev.ops.step_device = rd_step_device;
+    d->dev.ops.free = rd_free;
+    d->dev.ops.report = rd_report;
     /* the host gradient is never exchanged here (the device one is): plain memory, not the CPU
      * ring's shared-memory window (a collective allocation of the whole gradient on every rank) */
-    d->ops.grads_alloc = NULL;
-    d->ops.grads_free = NULL;
+    d->dev.ops.grads_alloc = NULL;
+    d->dev.ops.grads_free = NULL;
     d->impl = c->allreduce;
     d->sum = c->op == RING_OP_SUM;
-    d->count = count;
-    d->nstate = count * optim_state_per_param(&ex->optim);
-    d->d_state = cuda_floats_alloc(d->nstate);
-    d->h_state = cuda_host_alloc((d->nstate ? d->nstate : 1) * sizeof(float));
     mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &d->comm));
     size_t chunk_bytes = (size_t)(c->chunk_kb > 0 ? c->chunk_kb : 0) * 1024;
     if (d->impl == ALLREDUCE_RING) d->ring = ring_cuda_create(MPI_COMM_WORLD, count, chunk_bytes, 1);
@@ -177,8 +138,6 @@ exchange_t *exchange_ring_cuda_create(const ring_config_t *c, size_t count) {
             exit(EXIT_BADINPUT);
         }
     }
-    ex->device_impl = d;
-    ex->ops = &d->ops;
     ex->step_clears_grads = 1;
     return ex;
 }
