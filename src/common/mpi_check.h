@@ -11,4 +11,15 @@
 void mpi_check_at(int rc, const char *what, const char *file, int line);
 #define mpiCheck(call) mpi_check_at((call), #call, __FILE__, __LINE__)
 
+/* MPI takes int counts: these run one collective over count elements of type (any size_t) as
+ * consecutive pieces of at most MPI_PIECE_MAX (1 Gi) elements, in order, and return MPI_SUCCESS
+ * or the first piece's error; wrap them in mpiCheck like the call they stand for. Every rank
+ * cuts the same pieces from the same count. mpi_reduce_pieces reduces in place at root (the
+ * others' buf is only read). */
+#include <stddef.h>
+#define MPI_PIECE_MAX ((size_t)1 << 30)
+int mpi_allreduce_pieces(void *buf, size_t count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int mpi_bcast_pieces(void *buf, size_t count, MPI_Datatype type, int root, MPI_Comm comm);
+int mpi_reduce_pieces(void *buf, size_t count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
+
 #endif

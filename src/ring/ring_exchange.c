@@ -65,18 +65,13 @@ void ringex_allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
         double t_mpi = timer_now();
         /* MPI_Allreduce's internals are opaque: count the bandwidth-optimal payload, as for the ring */
         uint64_t nominal = (uint64_t)(2.0 * (N - 1) / N * (double)n * (double)esz);
-        /* MPI takes int counts: go in pieces of at most 1 Gi elements */
-        for (size_t done = 0; done < n;) {
-            size_t m = n - done > (1u << 30) ? (1u << 30) : n - done;
-            if (x->fp16) {
-                uint16_t *h = x->half + off + done;
-                half_from_float(h, buf + done, m);
-                mpiCheck(MPI_Allreduce(MPI_IN_PLACE, h, (int)m, MPI_UINT16_T, x->half_sum, comm));
-                half_to_float(buf + done, h, m);
-            } else {
-                mpiCheck(MPI_Allreduce(MPI_IN_PLACE, buf + done, (int)m, MPI_FLOAT, MPI_SUM, comm));
-            }
-            done += m;
+        if (x->fp16) {   /* element-wise conversions: the same halves as piece by piece */
+            uint16_t *h = x->half + off;
+            half_from_float(h, buf, n);
+            mpiCheck(mpi_allreduce_pieces(h, n, MPI_UINT16_T, x->half_sum, comm));
+            half_to_float(buf, h, n);
+        } else {
+            mpiCheck(mpi_allreduce_pieces(buf, n, MPI_FLOAT, MPI_SUM, comm));
         }
         ex->stats.bytes_sent += nominal;
         ex->stats.bytes_recv += nominal;
@@ -136,16 +131,8 @@ static void stall_check(exchange_t *ex) {
 static int ringex_sync_params(exchange_t *ex, float *params, size_t count) {
     ringex_t *x = ex->impl;
     x->params_seen = params;
-    for (size_t done = 0; done < count;) {
-        size_t m = count - done > (1u << 30) ? (1u << 30) : count - done;
-        mpiCheck(MPI_Bcast(params + done, (int)m, MPI_FLOAT, 0, x->comm));
-        done += m;
-    }
-    for (size_t done = 0; done < x->nstate;) {
-        size_t m = x->nstate - done > (1u << 30) ? (1u << 30) : x->nstate - done;
-        mpiCheck(MPI_Bcast(x->state + done, (int)m, MPI_FLOAT, 0, x->comm));
-        done += m;
-    }
+    mpiCheck(mpi_bcast_pieces(params, count, MPI_FLOAT, 0, x->comm));
+    mpiCheck(mpi_bcast_pieces(x->state, x->nstate, MPI_FLOAT, 0, x->comm));
     /* rank 0 is through a broadcast once it has sent its part, while the tree may still forward
      * between the others: wait until every rank holds both, so the start-up is over everywhere
      * when this returns (the trainer's header, the demo's count of the steps' link bytes) */

@@ -48,11 +48,7 @@ static void allreduce_device(exchange_t *ex, ringdev_t *d, float *g, size_t n) {
     }
     case ALLREDUCE_MPI:
         cuda_to_host(d->h_stage, g, n);
-        for (size_t done = 0; done < n;) {
-            size_t m = n - done > (1u << 30) ? (1u << 30) : n - done;
-            mpiCheck(MPI_Allreduce(MPI_IN_PLACE, d->h_stage + done, (int)m, MPI_FLOAT, MPI_SUM, d->comm));
-            done += m;
-        }
+        mpiCheck(mpi_allreduce_pieces(d->h_stage, n, MPI_FLOAT, MPI_SUM, d->comm));
         cuda_to_device(g, d->h_stage, n);
         break;
     case ALLREDUCE_NCCL:

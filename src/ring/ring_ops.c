@@ -192,13 +192,8 @@ void hier_allreduce(hier_t *h, float *buf, size_t count) {
     if (h->size == 1 || count == 0) return;
     double t0 = timer_now();
     uint64_t nb = (uint64_t)count * sizeof(float);
-    /* MPI takes int counts: pieces of at most 1 Gi elements */
-    for (size_t done = 0; done < count && h->local_size > 1;) {
-        size_t m = count - done > (1u << 30) ? (1u << 30) : count - done;
-        mpiCheck(MPI_Reduce(h->local_rank == 0 ? MPI_IN_PLACE : buf + done, buf + done, (int)m, MPI_FLOAT, MPI_SUM, 0, h->local));
-        done += m;
-    }
     if (h->local_size > 1) {
+        mpiCheck(mpi_reduce_pieces(buf, count, MPI_FLOAT, MPI_SUM, 0, h->local));   /* MPI counts are ints */
         if (h->local_rank == 0) h->bytes_recv += nb * (uint64_t)(h->local_size - 1);
         else h->bytes_sent += nb;
     }
@@ -210,12 +205,8 @@ void hier_allreduce(hier_t *h, float *buf, size_t count) {
         h->bytes_recv += h->ring.bytes_recv - r0;
     }
     double t2 = timer_now();
-    for (size_t done = 0; done < count && h->local_size > 1;) {
-        size_t m = count - done > (1u << 30) ? (1u << 30) : count - done;
-        mpiCheck(MPI_Bcast(buf + done, (int)m, MPI_FLOAT, 0, h->local));
-        done += m;
-    }
     if (h->local_size > 1) {
+        mpiCheck(mpi_bcast_pieces(buf, count, MPI_FLOAT, 0, h->local));
         if (h->local_rank == 0) h->bytes_sent += nb * (uint64_t)(h->local_size - 1);
         else h->bytes_recv += nb;
     }
