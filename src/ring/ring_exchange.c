@@ -55,10 +55,10 @@ void ringex_allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
         uint64_t s0 = x->adasum.bytes_sent, r0 = x->adasum.bytes_recv;
         adasum_allreduce(&x->adasum, buf, n);
         ex->stats.bytes_sent += x->adasum.bytes_sent - s0; ex->stats.bytes_recv += x->adasum.bytes_recv - r0;
-    } else if (x->impl == ALLREDUCE_RING && !x->fp16) {
+    } else if (x->allreduce == ALLREDUCE_RING && !x->fp16) {
         ring_allreduce_scaled(r, buf, n, scale);
         return;
-    } else if (x->impl == ALLREDUCE_RING) {
+    } else if (x->allreduce == ALLREDUCE_RING) {
         ring_allreduce_fp16(r, buf, n);
     } else {
         size_t esz = x->fp16 ? sizeof(uint16_t) : sizeof(float);
@@ -226,14 +226,14 @@ static void ring_report(exchange_t *ex, exchange_report_t *r) {
     static const char *const allreduce_names[] = {"ring", "mpi", "nccl"};
     static const char *const op_names[] = {"average", "sum", "adasum"};
     ringex_t *x = ex->impl;
-    exchange_report_set(r, "allreduce", "%s", allreduce_names[x->impl]);
+    exchange_report_set(r, "allreduce", "%s", allreduce_names[x->allreduce]);
     exchange_report_set(r, "op", "%s", op_names[x->op]);
     exchange_report_set(r, "hierarchical", "%d", x->hier_on);
     exchange_report_set(r, "fp16", "%d", x->fp16);
     exchange_report_set(r, "overlap", "%d", x->overlap);
     if (ex->world_size > 1)   /* the path the steps took (shm_calls: those on the load/store one) */
         exchange_report_set(r, "ring_path", "%s", x->hier_on ? "hierarchical" : x->op == RING_OP_ADASUM ? "adasum"
-                            : x->impl != ALLREDUCE_RING ? "mpi" : x->ring.shm_calls ? "shm" : "messages");
+                            : x->allreduce != ALLREDUCE_RING ? "mpi" : x->ring.shm_calls ? "shm" : "messages");
 }
 
 /* The gradients in the ring's shared window (one host), so step()'s ring_allreduce loads and
@@ -327,7 +327,7 @@ exchange_t *exchange_ring_create(const ring_config_t *c, size_t count) {
     x->count = count;
     x->nstate = count * optim_state_per_param(&ex->optim);
     x->state = xcalloc(x->nstate ? x->nstate : 1, sizeof(float));
-    x->impl = c->allreduce;
+    x->allreduce = c->allreduce;
     x->fp16 = c->fp16;
     x->overlap = c->overlap;
     x->half_sum = MPI_OP_NULL;
@@ -341,7 +341,7 @@ exchange_t *exchange_ring_create(const ring_config_t *c, size_t count) {
     }
     size_t chunk_bytes = (size_t)(c->chunk_kb > 0 ? c->chunk_kb : 0) * 1024;
     ring_init(&x->ring, MPI_COMM_WORLD, count, chunk_bytes);
-    if (x->impl == ALLREDUCE_MPI && x->fp16) {
+    if (x->allreduce == ALLREDUCE_MPI && x->fp16) {
         x->half = xmalloc((count ? count : 1) * sizeof(uint16_t));
         mpiCheck(MPI_Op_create(half_sum_fn, 1, &x->half_sum));
     }

@@ -22,7 +22,7 @@
 typedef struct {
     exchange_device_t dev;        /* first: the device state and the wrapped ops (exchange_device.h) */
     MPI_Comm comm;
-    allreduce_impl_t impl;
+    allreduce_impl_t allreduce;   /* --allreduce: ring, mpi or nccl */
     ring_cuda_t *ring;
     nccl_ring_t *nccl;
     float *h_stage;               /* --allreduce mpi: pinned host copy of the gradient */
@@ -38,7 +38,7 @@ static int rd_state_get(exchange_t *ex, float *params, float *state, size_t coun
 static void allreduce_device(exchange_t *ex, ringdev_t *d, float *g, size_t n) {
     int N = ex->world_size;
     uint64_t nominal = (uint64_t)(2.0 * (N - 1) / N * (double)n * sizeof(float));
-    switch (d->impl) {
+    switch (d->allreduce) {
     case ALLREDUCE_RING: {
         uint64_t s0 = ring_cuda_bytes_sent(d->ring), r0 = ring_cuda_bytes_recv(d->ring);
         ring_cuda_allreduce(d->ring, g, n);
@@ -97,8 +97,8 @@ static void rd_report(exchange_t *ex, exchange_report_t *r) {
     ringdev_t *d = ex->device_impl;
     if (d->dev.inner->report) d->dev.inner->report(ex, r);
     if (ex->world_size == 1) return;   /* nothing exchanged: no path, as on the CPU */
-    exchange_report_set(r, "ring_path", "%s", d->impl == ALLREDUCE_RING ? ring_cuda_path(d->ring)
-                                              : d->impl == ALLREDUCE_NCCL ? "nccl" : "mpi");
+    exchange_report_set(r, "ring_path", "%s", d->allreduce == ALLREDUCE_RING ? ring_cuda_path(d->ring)
+                                              : d->allreduce == ALLREDUCE_NCCL ? "nccl" : "mpi");
 }
 
 exchange_t *exchange_ring_cuda_create(const ring_config_t *c, size_t count) {
@@ -118,13 +118,13 @@ exchange_t *exchange_ring_cuda_create(const ring_config_t *c, size_t count) {
      * ring's shared-memory window (a collective allocation of the whole gradient on every rank) */
     d->dev.ops.grads_alloc = NULL;
     d->dev.ops.grads_free = NULL;
-    d->impl = c->allreduce;
+    d->allreduce = c->allreduce;
     d->sum = c->op == RING_OP_SUM;
     mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &d->comm));
     size_t chunk_bytes = (size_t)(c->chunk_kb > 0 ? c->chunk_kb : 0) * 1024;
-    if (d->impl == ALLREDUCE_RING) d->ring = ring_cuda_create(MPI_COMM_WORLD, count, chunk_bytes, 1);
-    if (d->impl == ALLREDUCE_MPI) d->h_stage = cuda_host_alloc((count ? count : 1) * sizeof(float));
-    if (d->impl == ALLREDUCE_NCCL) {
+    if (d->allreduce == ALLREDUCE_RING) d->ring = ring_cuda_create(MPI_COMM_WORLD, count, chunk_bytes, 1);
+    if (d->allreduce == ALLREDUCE_MPI) d->h_stage = cuda_host_alloc((count ? count : 1) * sizeof(float));
+    if (d->allreduce == ALLREDUCE_NCCL) {
         char err[512];
         d->nccl = nccl_ring_create(MPI_COMM_WORLD, err, sizeof err);
         if (!d->nccl) {

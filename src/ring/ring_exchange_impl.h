@@ -58,7 +58,7 @@ typedef struct {
     size_t count;
     float *state;            /* optimizer state, count x optim_state_per_param */
     size_t nstate;
-    allreduce_impl_t impl;
+    allreduce_impl_t allreduce; /* --allreduce: psring's ring or MPI_Allreduce */
     int fp16, overlap;
     uint16_t *half;          /* --allreduce mpi --fp16: the wire buffer */
     MPI_Op half_sum;
