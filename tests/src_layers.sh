@@ -6,6 +6,8 @@
 #   - src/common, src/exchange, src/ring and src/ps include nothing of src/train; src/common
 #     nothing of exchange, ring or ps; src/exchange nothing of ring or ps;
 #   - src/ring never includes from src/ps, nor src/ps from src/ring;
+#   - every include of a psring header is written from src/ ("model/mlp.h"), never climbing out
+#     of the including file's folder ("../model/mlp.h"), so each header has one spelling;
 #   - src/ring and src/bench reach the GPU helpers in src/common, not through the model: neither
 #     includes src/model/mlp_cuda.h or a check header of src/model;
 #   - one fp16 codec: no C/CUDA source but FP16_HOME holds a binary16 conversion (F16C intrinsics,
@@ -33,6 +35,8 @@ bad=()
 # every quoted include of every C/CUDA source and header, as FILE<TAB>TARGET
 while IFS=$'\t' read -r file target; do
   dir=$(dirname "$file")
+  [[ $target == ../* ]] &&
+    bad+=("${file#"$src"/} includes \"$target\" (write it from src/, as \"${target#../}\": no \"../\" includes)")
   resolved=""
   for cand in "$dir/$target" "$src/$target"; do
     if [[ -f $cand ]]; then resolved=$(realpath -m "$cand"); break; fi

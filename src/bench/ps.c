@@ -29,15 +29,15 @@
  * with it.
  * The shared flags, the sweep and the --csv file are bench_driver.c's.
  * Deliberately not here: correctness checks of the PS math (tests/test_ps.c does them). */
-#include "../ps/server.h"
-#include "../ps/worker.h"
-#include "../ps/wire.h"
-#include "../ps/zcheck.h"
-#include "../common/mpi_check.h"
-#include "../common/timer.h"
+#include "ps/server.h"
+#include "ps/worker.h"
+#include "ps/wire.h"
+#include "ps/zcheck.h"
+#include "common/mpi_check.h"
+#include "common/timer.h"
 #include "train_step.h"
 #include "bench_driver.h"
-#include "../common/parse.h"
+#include "common/parse.h"
 #include <mpi.h>
 #include <getopt.h>
 #include <string.h>

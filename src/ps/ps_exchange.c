@@ -12,11 +12,11 @@
 #include "worker.h"
 #include "auth.h"
 #include "zcheck.h"
-#include "../common/fingerprint.h"
-#include "../common/watchdog.h"
-#include "../common/mpi_check.h"
-#include "../common/timer.h"
-#include "../common/parse.h"
+#include "common/fingerprint.h"
+#include "common/watchdog.h"
+#include "common/mpi_check.h"
+#include "common/timer.h"
+#include "common/parse.h"
 #include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>

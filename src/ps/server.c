@@ -24,7 +24,7 @@
  * the poll loop; the rest is split by concern (server_impl.h names the files).
  * Deliberately not here: MPI (the exchange does start-up and aborts), server replication. */
 #include "server_impl.h"
-#include "../common/timer.h"
+#include "common/timer.h"
 #include <errno.h>
 #include <string.h>
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "ps_config.h"   /* sync_mode_t */
-#include "../model/optim.h"
+#include "model/optim.h"
 
 typedef struct ps_server ps_server_t;
 

@@ -11,8 +11,8 @@
 #include "wire.h"
 #include "auth.h"
 #include "zcheck.h"
-#include "../common/stall.h"
-#include "../common/half.h"
+#include "common/stall.h"
+#include "common/half.h"
 #include <stdatomic.h>
 
 #define AVG_MAX 64

@@ -2,8 +2,8 @@
  * rounds applied slice by slice, async/ssp applies on arrival, clocks, and when a worker's answer
  * may go out (see server.c's header for the rules themselves). */
 #include "server_impl.h"
-#include "../common/timeline.h"
-#include "../common/timer.h"
+#include "common/timeline.h"
+#include "common/timer.h"
 #include <string.h>
 
 void server_wait_counter(ps_server_t *s, atomic_int *c) {

@@ -5,7 +5,7 @@
  * and in (identity, header, payload; anything else is counted and dropped). What a message means
  * is server.c's and server_rounds.c's business. */
 #include "server_impl.h"
-#include "../common/parse.h"
+#include "common/parse.h"
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>

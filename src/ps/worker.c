@@ -6,9 +6,9 @@
 #include "wire.h"
 #include "auth.h"
 #include "zcheck.h"
-#include "../common/half.h"
-#include "../common/timer.h"
-#include "../common/timeline.h"
+#include "common/half.h"
+#include "common/timer.h"
+#include "common/timeline.h"
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>

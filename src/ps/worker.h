@@ -6,7 +6,7 @@
 #define PSRING_PS_WORKER_H
 #include <stddef.h>
 #include <stdint.h>
-#include "../model/optim.h"
+#include "model/optim.h"
 
 typedef struct ps_worker ps_worker_t;
 

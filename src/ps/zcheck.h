@@ -2,7 +2,7 @@
 #ifndef PSRING_PS_ZCHECK_H
 #define PSRING_PS_ZCHECK_H
 #include <zmq.h>
-#include "../common/check.h"
+#include "common/check.h"
 
 /* for calls returning -1 on error */
 #define zmqCheck(call) do { \

@@ -12,8 +12,8 @@
 #include <libgen.h>
 #include <sys/stat.h>
 #include <zlib.h>
-#include "../model/optim.h"
-#include "../data/sampler.h"
+#include "model/optim.h"
+#include "data/sampler.h"
 
 #define CKPT_MAGIC "PSRCKPT1"
 #define CKPT_VERSION 3u   /* 2 added the optimizer kind, 3 the data layout; older files still load */
