@@ -1,7 +1,9 @@
 /* check.h: fatal-error helpers shared by every module.
- * die() prints "psring: <file>:<line>: <message>" and exits; the CUDA, MPI and ZeroMQ checks live
- * beside the code that uses them (src/ring, src/ps) so that src/model and src/data never see
- * those headers. Exit codes: 1 runtime failure, 2 bad input (flags, files, options). */
+ * die() prints "psring: <file>:<line>: <message>" and exits. The checks of the other libraries
+ * have headers of their own, so that code which does not use a library never includes its
+ * header: MPI in common/mpi_check.h, CUDA and cuBLAS in common/cuda_check.h, ZeroMQ in
+ * ps/zcheck.h (only the PS speaks ZeroMQ). Exit codes: 1 runtime failure, 2 bad input (flags,
+ * files, options). */
 #ifndef PSRING_CHECK_H
 #define PSRING_CHECK_H
 #include <stdio.h>
@@ -18,7 +20,6 @@ void die_at(const char *file, int line, int code, const char *fmt, ...)
 /* malloc that never returns NULL (count may be 0) */
 void *xmalloc(size_t bytes);
 void *xcalloc(size_t n, size_t size);
-#define mallocCheck(bytes) xmalloc(bytes)
 
 /* Appends ", rank" (or the first "rank") to the NUL-terminated list in buf of cap bytes, for
  * messages that name ranks; when it would not fit, ends the list with ", ..." once. */
