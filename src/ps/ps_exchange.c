@@ -60,8 +60,8 @@ static void abort_job(const char *line) {
 static int ps_sync_params(exchange_t *ex, float *params, size_t count) {
     ps_impl_t *p = ex->impl;
     /* after a resume, INIT would zero the servers' optimizer state that STATE_SET just restored
-     * (found by experiments/faults: ps-bsp resumes were not bit-exact); worker 0 already holds
-     * the restored parameters and pulled that generation, the others pull it here */
+     * (docs/results/lab-notes-src.md); worker 0 already holds the restored parameters and
+     * pulled that generation, the others pull it here */
     if (ex->rank == 0 && p->restored) return 0;
     if (ex->rank == 0) ps_worker_init_params(p->worker, params);
     ps_worker_pull(p->worker, params);

@@ -199,7 +199,7 @@ void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
         if (s->c.index != 0 || s->avg_in[w]) { server_reject(s, w, PS_WIRE_ESTATE, &h); return; }
         if (h.count > AVG_MAX || (s->avg_count > 0 && (int)h.count != s->avg_n)) { server_reject(s, w, PS_WIRE_ECOUNT, &h); return; }
         /* small messages live inside zmq_msg_t, 4- but not 8-byte aligned: copy, do not cast
-         * (found by the --enable-sanitizers build: UBSan, misaligned double load) */
+         * (a misaligned double load; docs/results/lab-notes-src.md) */
         double v[AVG_MAX];
         memcpy(v, zmq_msg_data(payload), h.count * sizeof(double));
         s->avg_n = (int)h.count;

@@ -104,8 +104,8 @@ static void *hb_main(void *arg) {
             }
             last = now;
         }
-        /* sleep to the next beat, but notice stop within 50 ms: waking every 10 ms cost a 1/8-core
-         * host 1% of its CPU, taken from its colocated server mid-exchange */
+        /* sleep to the next beat, but notice stop within 50 ms: waking more often takes CPU from
+         * a small host's colocated server mid-exchange (docs/results/lab-notes-src.md) */
         double due = last + ivl - timer_now();
         timer_sleep_us(due < 0 ? 0 : due > 0.05 ? 50000 : (long)(due * 1e6));
     }
@@ -418,8 +418,8 @@ static void on_step_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_
  *
  * Without it (C = 0) every slice is posted at once; TCP streams sharing the server's link
  * (one FIFO queue) then progress unevenly, a slice is complete only when the slowest stream
- * delivered it, and the answers leave after most of the pushes are in: measured on 8 emulated
- * 1 Gbit hosts with one server host, the first slice was complete after 87% of the push phase. */
+ * delivered it, and the answers leave after most of the pushes are in, not beside them
+ * (docs/results/lab-notes-src.md). */
 int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) {
     double t_push = timer_now();
     int S = w->c.nservers, next[S], kmax = 0;

@@ -5,9 +5,10 @@
  * segment. (API in ring_cuda_ipc.h; ring_cuda.c picks this path.)
  *
  * Why: the staged ring moves every segment GPU -> pinned host -> MPI -> pinned host -> GPU with a
- * host round trip per step: 2.5 GB/s of busbw on a GPU that copies 2,000 GB/s. NCCL moves data
- * inside a host through exactly such peer mappings. Ranks sharing one GPU, or on different GPUs of
- * one host (NVLink or PCIe peer access, cudaIpcMemLazyEnablePeerAccess), take the same path.
+ * host round trip per step: its busbw is a small fraction of the GPU's copy rate (figures:
+ * docs/results/lab-notes-src.md). NCCL moves data inside a host through exactly such peer
+ * mappings. Ranks sharing one GPU, or on different GPUs of one host (NVLink or PCIe peer access,
+ * cudaIpcMemLazyEnablePeerAccess), take the same path.
  *
  * The schedule is ring_shm.c's: segment j's final owner in the message ring, rank j-1, adds the
  * segment itself in the ring's order, x_j + x_{j+1} + ... + x_{j+N-1}, and stores the sum into
@@ -28,8 +29,8 @@
  * one launch (a row per blockIdx.y); the others only synchronise. Ranks with GPUs of their own
  * each reduce their own row, on their own GPU. Why: without MPS every process is a GPU context of
  * its own and the GPU time-slices between contexts, so N kernels, one per rank, run one after the
- * other with a context switch between each (on an H200: 0.51 of the bound at 256 MiB, 229 us for
- * 1 MiB at 2 ranks); one kernel over all rows needs no switch. Under MPS the N kernels run side by
+ * other with a context switch between each (far below the bound: docs/results/lab-notes-src.md);
+ * one kernel over all rows needs no switch. Under MPS the N kernels run side by
  * side and so does one. PSRING_RING_IPC_KERNELS=rank (rank 0's value counts) gives every rank its
  * own kernel, to compare.
  *
