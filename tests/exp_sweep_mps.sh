@@ -58,16 +58,22 @@ fi
 EOF
 cat >"$S/build/psring-train" <<'EOF'
 #!/usr/bin/env bash
-# stand-in for psring-train: notes what each rank was given, rank 0 writes the row
-csv="" np=${OMPI_COMM_WORLD_SIZE:-1} rank=${OMPI_COMM_WORLD_RANK:-0} topo=local
+# stand-in for psring-train: notes what each rank was given, rank 0 writes the row; answers the
+# launcher's --describe as the local topology and the others do (one process without mpirun or not)
+csv="" np=${OMPI_COMM_WORLD_SIZE:-1} rank=${OMPI_COMM_WORLD_RANK:-0} topo=local describe=0
 while (($#)); do
   case $1 in
-    --check-options) exit 0 ;;
+    --check-options) ((describe)) || exit 0 ;;
+    --describe) describe=1 ;;
     --csv) csv=$2; shift ;;
     --topology) topo=$2; shift ;;
   esac
   shift
 done
+if ((describe)); then
+  printf 'topology=%s\ndirect=%d\nservers=0\ncluster_bind=0\npeer_timeout=0\nrecovery=0\n' "$topo" "$([[ $topo == local ]] && echo 1 || echo 0)"
+  exit 0
+fi
 pipe=${CUDA_MPS_PIPE_DIRECTORY:-}
 control=no; [[ -n $pipe && -e $pipe/control ]] && control=yes
 echo "np=$np rank=$rank pipe=$pipe log=${CUDA_MPS_LOG_DIRECTORY:-} control=$control" >>"$FAKE_TRAIN_LOG"
