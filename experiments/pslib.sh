@@ -1,4 +1,4 @@
-# pslib.sh: what psring's shell helpers and its tests share (the shell side of pslib.py), sourced,
+# pslib.sh: what psring's shell helpers and its tests share (the shell side of psringlib), sourced,
 # never run: Open MPI's environment for jobs on small shared machines, and where MNIST is. POSIX sh,
 # because make check's AM_TESTS_ENVIRONMENT sources it too. Installed beside the helpers (faults
 # and valgrind-check source it from their own folder); it defines two functions and one message.

@@ -40,8 +40,8 @@ PSRING_BUILDDIR=$TOP_BUILDDIR timeout 300 "$TOP_SRCDIR/psring" sweep --topologie
   >"$SCRATCH/sweep.out" 2>&1 || rc=$?
 [[ $rc -eq 1 ]] || { cat "$SCRATCH/sweep.out"; fail "sweep with every run failing: exit $rc, want 1"; }
 python3 - "$SCRATCH/sweep.csv" "$sweep_want" <<'PY' || fail "sweep CSV"
-import pslib, sys
-rows = pslib.read_rows(sys.argv[1])
+import sys; from psringlib import results
+rows = results.read_rows(sys.argv[1])
 assert len(rows) == 2, "want 2 rows (local, ring), got %d" % len(rows)
 for r in rows:
     assert r["device"] == "cuda", "device column %r" % r["device"]

@@ -5,7 +5,7 @@
 set -u
 TOP_BUILDDIR=${TOP_BUILDDIR:-$(pwd)}
 TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-# Python in the tests reads CSVs with pslib.read_rows, the reader the commands use (a byte-order
+# Python in the tests reads CSVs with psringlib's results.read_rows, the reader the commands use (a byte-order
 # mark, a cut-off last line, a row of the wrong width): experiments/ on its path
 export PYTHONPATH="$TOP_SRCDIR/experiments${PYTHONPATH:+:$PYTHONPATH}"
 TRAIN="$TOP_BUILDDIR/psring-train"
@@ -62,8 +62,8 @@ expect_bad() {
 }
 
 # csv_col CSV NAME: the value of column NAME in the CSV's first row (the trainer's --csv; read as
-# CSV by pslib, since fields such as layers are quoted and hold commas); fails on a missing column
-csv_col() { python3 -c 'import pslib, sys; print(pslib.read_rows(sys.argv[1])[0][sys.argv[2]])' "$1" "$2"; }
+# CSV by psringlib, since fields such as layers are quoted and hold commas); fails on a missing column
+csv_col() { python3 -c 'import sys; from psringlib import results; print(results.read_rows(sys.argv[1])[0][sys.argv[2]])' "$1" "$2"; }
 
 # ring_bytes_check CSV MODE: the ring's bytes_sent/recv_per_worker in the trainer's CSV (first row)
 # against the ring's cost, 2(N-1)/N x n floats per rank and step (n = params, N = workers), within
@@ -75,8 +75,8 @@ csv_col() { python3 -c 'import pslib, sys; print(pslib.read_rows(sys.argv[1])[0]
 # way. MODE auto: the CSV's ring_path says which. Prints what differs and returns 1.
 ring_bytes_check() { # csv msg|shm|auto
   python3 - "$1" "$2" <<'PY'
-import pslib, sys
-r = pslib.read_rows(sys.argv[1])[0]
+import sys; from psringlib import results
+r = results.read_rows(sys.argv[1])[0]
 n, N, steps = int(r["params"]), int(r["workers"]), int(r["steps"])
 sent, recv = int(r["bytes_sent_per_worker"]), int(r["bytes_recv_per_worker"])
 want = 2 * (N - 1) * n / N * 4 * steps

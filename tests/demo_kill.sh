@@ -32,8 +32,8 @@ n=$(grep -c "^  failed: " "$SCRATCH/out")
 grep -q "^  failed: .*exited on signal 9" "$SCRATCH/out" || { cat "$SCRATCH/out"; fail "the failed line does not say the process was killed"; }
 grep -q '\[7/7\]' "$SCRATCH/out" && grep -q "runs done" "$SCRATCH/out" || { cat "$SCRATCH/out"; fail "the demo did not go on after the failed run"; }
 python3 - "$SCRATCH/r/demo.csv" <<'PY' || fail "demo.csv"
-import pslib, sys
-rows = pslib.read_rows(sys.argv[1])
+import sys; from psringlib import results
+rows = results.read_rows(sys.argv[1])
 bad = [r for r in rows if r["error"]]
 assert len(bad) == 1 and "exited on signal 9" in bad[0]["error"], [r["error"] for r in rows]
 assert sum(1 for r in rows if not r["error"] and r["samples_per_s"]) == len(rows) - 1, "a run after the kill has no result"

@@ -12,41 +12,38 @@ for bad in "--dilation 0" "--dilation x" "--repeats 0" "--rate fast" "--bogus" "
   [[ $rc == 2 && $(wc -l <<<"$out") == 1 ]] || fail "demo $bad: rc $rc, want 2 and one line: $out"
 done
 python3 - "$TOP_SRCDIR/experiments" "$SCRATCH" <<'PY' || fail "demo verdict"
-import importlib.machinery, importlib.util, io, contextlib, os, re, shlex, signal, sys
+import io, contextlib, os, re, shlex, signal, sys
 sys.path.insert(0, sys.argv[1])
-loader = importlib.machinery.SourceFileLoader("demo", os.path.join(sys.argv[1], "demo"))
-spec = importlib.util.spec_from_loader("demo", loader)
-demo = importlib.util.module_from_spec(spec)
-loader.exec_module(demo)
-import pslib
+from psringlib import results
+from psringlib.demo import figures, hosts, plan, runs, verdict
 # the trainer's epoch lines the time-to-accuracy figure reads: BSP's, and worker 0's own under a
 # sample budget (async, SSP); a step line is not one
-got = [demo.EPOCH_RE.match(l) for l in (
+got = [runs.EPOCH_RE.match(l) for l in (
     "epoch   2/4  step      64  loss 0.2961  test 91.28%  samples/s     19179  elapsed 0.8s",
     "epoch   1 (worker 0)  step      32  loss 1.5386  test 63.76%  samples/s      6612  elapsed 0.5s",
     "  step 32  loss 1.5386  lr 0.06 (worker 0)")]
 assert got[0].groups() == ("2", "0.2961", "91.28", "0.8") and got[1].groups() == ("1", "1.5386", "63.76", "0.5") \
     and got[2] is None, [g and g.groups() for g in got]
 # the dilation correction
-raw = {c: "80" for c in demo.TIMES}
+raw = {c: "80" for c in runs.TIMES}
 raw.update(wall_s="16", samples_per_s="1000", topology="ring")
-fixed = demo.correct(raw, 8)
-assert all(float(fixed[c]) == 10.0 for c in demo.TIMES), fixed
+fixed = runs.correct(raw, 8)
+assert all(float(fixed[c]) == 10.0 for c in runs.TIMES), fixed
 assert float(fixed["wall_s"]) == 2.0 and float(fixed["samples_per_s"]) == 8000.0, fixed
 assert raw["step_ms"] == "80", "correct() changed its input"
 # a run on the emulated hosts: quotas off for the start-up, on from the trainer's header to its
 # summary line, on again when the run ends, also when it fails before training
 calls = []
-demo.cluster = lambda *a, check=True: calls.append(a)
+hosts.cluster = lambda *a, check=True: calls.append(a)
 job = ["sh", "-c", "echo starting; echo 'psring-train: topology ring'; echo step; echo 'summary: ring'; echo bye; exit 0", "--cluster"]
-rc, out, err = demo.train(job, 8)
+rc, out, err = runs.train(job, 8)
 assert rc == 0 and out.splitlines()[-1] == "bye", (rc, out)
 assert calls == [("quota", "off"), ("quota", "on"), ("quota", "off"), ("quota", "on")], calls
 calls.clear()
-rc, out, err = demo.train(["sh", "-c", "echo oops >&2; exit 3", "--cluster"], 8)
+rc, out, err = runs.train(["sh", "-c", "echo oops >&2; exit 3", "--cluster"], 8)
 assert rc == 3 and err.strip() == "oops" and calls == [("quota", "off"), ("quota", "on")], (rc, err, calls)
 calls.clear()
-rc, out, err = demo.train(["sh", "-c", "echo 'psring-train: topology ring'"], 1)   # not on the cluster: no quota
+rc, out, err = runs.train(["sh", "-c", "echo 'psring-train: topology ring'"], 1)   # not on the cluster: no quota
 assert rc == 0 and calls == [], calls
 # Ctrl-C in a straggler's run: what the run undoes on the hosts (the quotas on, the straggler's
 # share back to 1) reaches them before they go down; then exit 130 with one line, not the
@@ -58,18 +55,18 @@ def fake_cluster(*a, check=True):
         up[:] = [1] if a[0] == "up" else []
     elif not up and check:
         raise RuntimeError("psring cluster %s: no cluster is up" % " ".join(map(str, a)))
-demo.cluster = fake_cluster
+hosts.cluster = fake_cluster
 calls.clear()
 def work(made):
-    demo.cluster("up", 4)
+    hosts.cluster("up", 4)
     made.append(4)
-    demo.one(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 0.5, False), ["sh", "-c", "kill -INT $PPID; sleep 5", "--cluster", "--steps", "1"],
+    runs.one(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 0.5, False), ["sh", "-c", "kill -INT $PPID; sleep 5", "--cluster", "--steps", "1"],
              {"sweep_id": "demo", "repeat": 1, "command": "x"}, dict(rate="1gbit"), os.path.join(sys.argv[2], "int.csv"),
              os.path.join(sys.argv[2], "int.epochs.csv"), 8)
 err = io.StringIO()
 try:
     with contextlib.redirect_stderr(err):
-        demo.on_hosts(work)
+        hosts.on_hosts(work)
     code = None
 except SystemExit as e:
     code = e.code
@@ -91,52 +88,52 @@ for step in range(5):
         t += dur
 with open(os.path.join(sys.argv[2], "tl.json"), "w") as f:
     json.dump({"traceEvents": tl}, f)
-got = demo.step_samples(os.path.join(sys.argv[2], "tl.json"), 8)
-want = [(800 + 4000 + 800 * s + 8000) / 1e3 / 8 for s in range(demo.WARM, 5)]
+got = runs.step_samples(os.path.join(sys.argv[2], "tl.json"), 8)
+want = [(800 + 4000 + 800 * s + 8000) / 1e3 / 8 for s in range(plan.WARM, 5)]
 assert len(got) == len(want) and all(abs(a - b) < 1e-9 for a, b in zip(got, want)), (got, want)
 # a run planned (repeat 1, an int) is the run read back from the CSV (repeat "1"): resume skips it
-assert pslib.run_key({"sweep_id": "demo", "repeat": 1, "command": "train x"}) == \
-       pslib.run_key({"sweep_id": "demo", "repeat": "1", "command": "train x"})
+assert results.run_key({"sweep_id": "demo", "repeat": 1, "command": "train x"}) == \
+       results.run_key({"sweep_id": "demo", "repeat": "1", "command": "train x"})
 # each run's dilation: 1 where its workers fit the CPUs (a core each, one server host sharing), else hosts within 1.25 cores
 # and links at most 125 Mbit/s, capped by --dilation
-ring2, ps8 = demo.Run("ring", "ring", 2, 0, 0, 0, "bsp", 1, False), demo.Run("ps", "ps", 8, 1, 1, 0, "bsp", 1, False)
-assert demo.run_dilation(ring2, 8, "1gbit", cpus=2) == 1 and demo.run_dilation(ps8, 8, "1gbit", cpus=2) == 8
-assert demo.run_dilation(demo.Run("ps", "ps", 1, 1, 1, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 1   # a worker host and a server host
-assert demo.run_dilation(demo.Run("ps", "ps", 2, 1, 1, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 1   # a server host shares a worker's core
-assert demo.run_dilation(demo.Run("ps", "ps", 2, 2, 2, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 8   # two would share both
-assert demo.run_dilation(demo.Run("ring", "ring", 2, 0, 0, 0, "bsp", 0.5, False), 8, "1gbit", cpus=2) == 8   # a straggler needs a quota
-assert demo.run_dilation(ring2, 8, "1gbit", cpus=1) == 8 and demo.run_dilation(ring2, 8, "200mbit", cpus=1) == 2
-assert demo.run_dilation(ring2, 4, "1gbit", cpus=1) == 4 and demo.run_dilation(ps8, 8, "100mbit", cpus=1) == 8
-assert demo.run_dilation(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 16, "100mbit", cpus=2) == 4
-assert demo.run_dilation(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 8, "1gbit", cpus=16) == 8   # D=1: 2 hosts at most
+ring2, ps8 = plan.Run("ring", "ring", 2, 0, 0, 0, "bsp", 1, False), plan.Run("ps", "ps", 8, 1, 1, 0, "bsp", 1, False)
+assert plan.run_dilation(ring2, 8, "1gbit", cpus=2) == 1 and plan.run_dilation(ps8, 8, "1gbit", cpus=2) == 8
+assert plan.run_dilation(plan.Run("ps", "ps", 1, 1, 1, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 1   # a worker host and a server host
+assert plan.run_dilation(plan.Run("ps", "ps", 2, 1, 1, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 1   # a server host shares a worker's core
+assert plan.run_dilation(plan.Run("ps", "ps", 2, 2, 2, 0, "bsp", 1, False), 8, "1gbit", cpus=2) == 8   # two would share both
+assert plan.run_dilation(plan.Run("ring", "ring", 2, 0, 0, 0, "bsp", 0.5, False), 8, "1gbit", cpus=2) == 8   # a straggler needs a quota
+assert plan.run_dilation(ring2, 8, "1gbit", cpus=1) == 8 and plan.run_dilation(ring2, 8, "200mbit", cpus=1) == 2
+assert plan.run_dilation(ring2, 4, "1gbit", cpus=1) == 4 and plan.run_dilation(ps8, 8, "100mbit", cpus=1) == 8
+assert plan.run_dilation(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 16, "100mbit", cpus=2) == 4
+assert plan.run_dilation(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 8, "1gbit", cpus=16) == 8   # D=1: 2 hosts at most
 # every throughput run as often as --repeats says
 o3, o1 = dict(repeats=3), dict(repeats=1)
-assert demo.repeats_of(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o3) == 3
-assert demo.repeats_of(demo.Run("ps, k server hosts", "ps", 4, 3, 3, 0, "bsp", 1, False), o3) == 3
-assert demo.repeats_of(ring2, o3) == 3 and demo.repeats_of(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o1) == 1
+assert plan.repeats_of(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o3) == 3
+assert plan.repeats_of(plan.Run("ps, k server hosts", "ps", 4, 3, 3, 0, "bsp", 1, False), o3) == 3
+assert plan.repeats_of(ring2, o3) == 3 and plan.repeats_of(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o1) == 1
 # the time-to-accuracy runs: ring, PS bsp, async, ssp at N = 4, with and without the straggler,
 # whole epochs at their own batch on the full test set, at most TTA_REPEATS times
-tta = [r for r in demo.plan(dict(quick=False)) if r[8]]
+tta = [r for r in plan.plan(dict(quick=False)) if r[8]]
 assert sorted((r[1], r[6], r[7]) for r in tta) == sorted((t, s, f) for f in (1.0, 0.5) for t, s in
                                                           (("ring", "bsp"), ("ps", "bsp"), ("ps", "async"), ("ps", "ssp"))), tta
-assert all(r[2] == 4 and r[3] == r[4] == (demo.TTA_SERVERS if r[1] == "ps" else 0) and r[5] == 0 for r in tta), tta
-assert not any(r[8] for r in demo.plan(dict(quick=True)))
-assert demo.repeats_of(tta[0], o3) == demo.TTA_REPEATS == 2 and demo.repeats_of(tta[0], o1) == 1
-c = demo.command(tta[0], dict(steps=16), "d")
-assert "--steps" not in c and c[c.index("--batch") + 1] == str(demo.TTA_BATCH) and c[c.index("--test-limit") + 1] == "10000" \
-    and c[c.index("--epochs") + 1] == str(demo.TTA_EPOCHS), c
-c = demo.command(next(r for r in tta if r[6] == "async"), dict(steps=16), "d")   # each worker's gradient at lr / N
-assert c[c.index("--lr") + 1] == "%g" % (demo.TTA_LR / 4) and c[c.index("--servers") + 1] == str(demo.TTA_SERVERS), c
-c0 = demo.command(tta[0], dict(steps=16), "d")   # BSP: lr and momentum as stated
-assert c[c.index("--momentum") + 1] == "%g" % demo.TTA_ASYNC_MOMENTUM and c0[c0.index("--momentum") + 1] == "%g" % demo.TTA_MOMENTUM \
-    and c0[c0.index("--lr") + 1] == "%g" % demo.TTA_LR and tta[0][6] == "bsp", (c, c0)
+assert all(r[2] == 4 and r[3] == r[4] == (plan.TTA_SERVERS if r[1] == "ps" else 0) and r[5] == 0 for r in tta), tta
+assert not any(r[8] for r in plan.plan(dict(quick=True)))
+assert plan.repeats_of(tta[0], o3) == plan.TTA_REPEATS == 2 and plan.repeats_of(tta[0], o1) == 1
+c = plan.command(tta[0], dict(steps=16), "d")
+assert "--steps" not in c and c[c.index("--batch") + 1] == str(plan.TTA_BATCH) and c[c.index("--test-limit") + 1] == "10000" \
+    and c[c.index("--epochs") + 1] == str(plan.TTA_EPOCHS), c
+c = plan.command(next(r for r in tta if r[6] == "async"), dict(steps=16), "d")   # each worker's gradient at lr / N
+assert c[c.index("--lr") + 1] == "%g" % (plan.TTA_LR / 4) and c[c.index("--servers") + 1] == str(plan.TTA_SERVERS), c
+c0 = plan.command(tta[0], dict(steps=16), "d")   # BSP: lr and momentum as stated
+assert c[c.index("--momentum") + 1] == "%g" % plan.TTA_ASYNC_MOMENTUM and c0[c0.index("--momentum") + 1] == "%g" % plan.TTA_MOMENTUM \
+    and c0[c0.index("--lr") + 1] == "%g" % plan.TTA_LR and tta[0][6] == "bsp", (c, c0)
 assert "--staleness" not in c
-c = demo.command(next(r for r in tta if r[6] == "ssp"), dict(steps=16), "d")
-assert c[c.index("--staleness") + 1] == str(demo.TTA_SSP_STALENESS) and c[c.index("--momentum") + 1] == "%g" % demo.TTA_ASYNC_MOMENTUM, c
+c = plan.command(next(r for r in tta if r[6] == "ssp"), dict(steps=16), "d")
+assert c[c.index("--staleness") + 1] == str(plan.TTA_SSP_STALENESS) and c[c.index("--momentum") + 1] == "%g" % plan.TTA_ASYNC_MOMENTUM, c
 # a results CSV of another regime is not resumed (its rows would mix with these): named in the refusal
-assert demo.other_regime([{"layers": "784,256,10", "batch_per_worker": "3072"}]) == "MLP 784,256,10, batch 3072"
-assert demo.other_regime([{"layers": demo.LAYERS, "batch_per_worker": str(demo.BATCH)},
-                          {"layers": demo.LAYERS, "batch_per_worker": str(demo.TTA_BATCH)}, {"layers": ""}]) == ""
+assert plan.other_regime([{"layers": "784,256,10", "batch_per_worker": "3072"}]) == "MLP 784,256,10, batch 3072"
+assert plan.other_regime([{"layers": plan.LAYERS, "batch_per_worker": str(plan.BATCH)},
+                          {"layers": plan.LAYERS, "batch_per_worker": str(plan.TTA_BATCH)}, {"layers": ""}]) == ""
 # the MNIST subset: made once, made again when it holds another count (--validate's test set is
 # smaller) or a file cut short
 import struct
@@ -148,39 +145,39 @@ for split in ("train", "t10k"):
     with open(os.path.join(src, split + "-labels-idx1-ubyte"), "wb") as f:
         f.write(struct.pack(">II", 2049, 6) + bytes(range(6)))
 count = lambda name: struct.unpack(">I", open(os.path.join(dst, name), "rb").read(8)[4:8])[0]   # noqa: E731
-demo.subset_mnist(src, dst, 5, 2)
+runs.subset_mnist(src, dst, 5, 2)
 assert (count("train-images-idx3-ubyte"), count("t10k-labels-idx1-ubyte")) == (5, 2)
-demo.subset_mnist(src, dst, 5, 4)
+runs.subset_mnist(src, dst, 5, 4)
 assert count("t10k-images-idx3-ubyte") == count("t10k-labels-idx1-ubyte") == 4 and os.path.getsize(os.path.join(dst, "t10k-images-idx3-ubyte")) == 16 + 4 * 784
 open(os.path.join(dst, "train-labels-idx1-ubyte"), "wb").write(b"\0\0")
-demo.subset_mnist(src, dst, 5, 4)
+runs.subset_mnist(src, dst, 5, 4)
 assert count("train-labels-idx1-ubyte") == 5
 # an async run's epochs as the figure reads them: worker 0's epoch lines, then the budget's end
 # (the summary line: the final parameters' accuracy at the job's wall time), times / D
-demo.cluster = lambda *a, check=True: None
+hosts.cluster = lambda *a, check=True: None
 line = ("echo 'epoch   1 (worker 0)  step 12  loss 1.2889  test 73.76%  samples/s 34523  elapsed 0.5s'; "
         "echo 'summary: ps, 4 workers, global batch 4096: test accuracy 90.50%, final loss 0.3753, 134799 samples/s, "
         "step 30.458 ms = data 0.353 + compute 25.688 + exchange 4.353 (wait 0.000) + optimizer 0.188 (+ other), wall 1.2s'; "
         "printf 'topology,workers,steps,step_ms,data_ms,compute_ms,exchange_ms,wait_ms,optimizer_ms,wall_s,samples_per_s\\n"
         "ps,4,36,30,0.4,25,4,0,0.2,1.2,130000\\n' > \"$1\"")
 for sync in ("async", "bsp"):
-    demo.one(demo.Run("ps, 4 server hosts", "ps", 4, 4, 4, 0, sync, 1.0, True), ["sh", "-c", line], {"sweep_id": "demo", "repeat": 1,
+    runs.one(plan.Run("ps, 4 server hosts", "ps", 4, 4, 4, 0, sync, 1.0, True), ["sh", "-c", line], {"sweep_id": "demo", "repeat": 1,
              "command": sync}, dict(rate="1gbit"), os.path.join(sys.argv[2], "e.csv"), os.path.join(sys.argv[2], "e.epochs.csv"), 4)
-eps = [(e["sync"], e["epoch"], e["elapsed_s"], e["test_accuracy"], e["loss"]) for e in pslib.read_rows(os.path.join(sys.argv[2], "e.epochs.csv"))]
+eps = [(e["sync"], e["epoch"], e["elapsed_s"], e["test_accuracy"], e["loss"]) for e in results.read_rows(os.path.join(sys.argv[2], "e.epochs.csv"))]
 assert eps == [("async", "1", "0.125", "73.76", "1.2889"), ("async", "end", "0.300", "90.50", "0.3753"),
                ("bsp", "1", "0.125", "73.76", "1.2889"), ("bsp", "end", "0.300", "90.50", "0.3753")], eps
-c = demo.command(demo.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1.0, False), dict(steps=16), "d")
-assert c[c.index("--steps") + 1] == "16" and c[c.index("--batch") + 1] == str(demo.BATCH), c
+c = plan.command(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1.0, False), dict(steps=16), "d")
+assert c[c.index("--steps") + 1] == "16" and c[c.index("--batch") + 1] == str(plan.BATCH), c
 # a fixture: ring scales (0.8 at N=8), PS with one server host flat, k server hosts beat the ring from k=3
 out = sys.argv[2]
-cols = pslib.TRAINER_COLUMNS + demo.EMU + pslib.EXTRA_COLUMNS
+cols = results.TRAINER_COLUMNS + plan.EMU + results.EXTRA_COLUMNS
 csv_path = os.path.join(out, "demo.csv")
 def add(label, topo, N, step, k=0, S=0, strag=1, sync="bsp", D=8, rep=1):
     r = dict(label=label, topology=topo, workers=N, dilation=D, servers=S, server_hosts=k, straggler=strag, sync=sync,
              step_ms=step, exchange_ms=step - 10, wait_ms=0, samples_per_s=N * 1024 / step * 1e3, params=200000,
              steps=10, bytes_sent_per_worker=1e6, bytes_recv_per_worker=1e6, bytes_per_server=4e6, sweep_id="demo",
              repeat=rep, command="%s %d %d %d %s %s" % (label, N, k, S, strag, sync), error="")
-    pslib.append_row(csv_path, cols, r)
+    results.append_row(csv_path, cols, r)
 for N, t in ((1, 10.0), (2, 11.0), (4, 11.9), (8, 12.5)):
     add("ring", "ring", N, t)
 for N, t in ((1, 14.0), (2, 26.0), (4, 50.0), (8, 98.0)):
@@ -193,28 +190,28 @@ add("step alone", "local", 1, 8.0, D=1)   # the same step on a full core: 128000
 # time-to-accuracy runs (whole epochs, their own batch), the ring's and the PS's on 4 server
 # hosts (k = 4, bsp): in no throughput table (the PS's would win N = 4), nor the crossover (it
 # would end it: 60 ms at k = 4)
-for label, topo, S in (("ring", "ring", 0), (demo.TTA_PS, "ps", 4)):
-    pslib.append_row(csv_path, cols, dict(label=label, topology=topo, workers=4, dilation=8, servers=S, server_hosts=S, straggler=1,
+for label, topo, S in (("ring", "ring", 0), (plan.TTA_PS, "ps", 4)):
+    results.append_row(csv_path, cols, dict(label=label, topology=topo, workers=4, dilation=8, servers=S, server_hosts=S, straggler=1,
                                           sync="bsp", step_ms=70.0, exchange_ms=60.0, wait_ms=0, samples_per_s=9e6, params=200000,
                                           steps=48, sweep_id="demo", repeat=1, command="train --batch 512 --epochs 2 --timing-skip 2",
                                           error=""))
 # their epochs, then each job's end: with the straggler BSP PS ends at 2.2 s, async at 1.2 (0.55
 # of it), SSP at 1.7 (0.77), medians of two repeats; async's epoch 3, in one repeat only, in none
 ep_cols = ["sweep_id", "repeat", "command", "label", "workers", "sync", "straggler", "epoch", "elapsed_s", "test_accuracy", "loss"]
-for label, sync, strag, last in (("ring", "bsp", 1, (1.0, 95.5)), (demo.TTA_PS, "bsp", 1, (1.6, 95.5)),
-                                 (demo.TTA_PS, "bsp", 0.5, (2.0, 95.5)), (demo.TTA_PS, "async", 0.5, (1.0, 90.0)),
-                                 (demo.TTA_PS, "ssp", 0.5, (1.5, 93.0))):
+for label, sync, strag, last in (("ring", "bsp", 1, (1.0, 95.5)), (plan.TTA_PS, "bsp", 1, (1.6, 95.5)),
+                                 (plan.TTA_PS, "bsp", 0.5, (2.0, 95.5)), (plan.TTA_PS, "async", 0.5, (1.0, 90.0)),
+                                 (plan.TTA_PS, "ssp", 0.5, (1.5, 93.0))):
     for rep, d in ((1, 0.0), (2, 0.2)):
         pts = [(1, (last[0] / 2, last[1] - 3)), (2, (last[0] + d, last[1] + d)), ("end", (last[0] + 0.1 + d, last[1] + d))]
         if sync == "async" and rep == 1:
             pts.insert(2, (3, (last[0] + 0.05, 89.0)))
         for ep, (t, a) in pts:
-            pslib.append_row(os.path.join(out, "demo.epochs.csv"), ep_cols, dict(sweep_id="demo", repeat=rep, command="x",
+            results.append_row(os.path.join(out, "demo.epochs.csv"), ep_cols, dict(sweep_id="demo", repeat=rep, command="x",
                              label=label, workers=4, sync=sync, straggler=strag, epoch=ep, elapsed_s=t, test_accuracy=a, loss=1))
 o = dict(rate="1gbit", dilation=8)
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
-    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+    verdict.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 text = buf.getvalue()
 for want in ("1-core hosts at 1gbit, dilation 8,", "N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80 (throughput(8) / (8 x throughput(1))); 0.64 against the same step alone"
              " on a full core (128000 samples/s, the one-worker host 0.80x that)",
@@ -228,12 +225,12 @@ assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
 n2 = next(l for l in text.splitlines() if "N=2:" in l)
 assert "PS with one server" not in n2, "the runner-up named twice: " + n2
 with contextlib.redirect_stdout(io.StringIO()):
-    demo.figures(out, csv_path, os.path.join(out, "demo.epochs.csv"), os.path.join(out, "none.csv"), dict(o, rate="1gbit"))
+    figures.figures(out, csv_path, os.path.join(out, "demo.epochs.csv"), os.path.join(out, "none.csv"), dict(o, rate="1gbit"))
 for f in ("throughput", "exchange", "breakdown", "bytes", "accuracy"):
     for ext in ("png", "svg"):
         p = os.path.join(out, "%s.%s" % (f, ext))
         assert os.path.getsize(p) > 1000, p
-    assert ("1-core hosts, 1gbit links, dilation 8" if f != "accuracy" else demo.TTA_REGIME % (demo.LAYERS, "1gbit")) \
+    assert ("1-core hosts, 1gbit links, dilation 8" if f != "accuracy" else plan.TTA_REGIME % (plan.LAYERS, "1gbit")) \
         in open(os.path.join(out, f + ".svg")).read(), f
 # time to accuracy: one curve a design, from (0, 10%) through each epoch's medians over the repeats
 acc = [[float(x) for x in l.split()] for l in open(os.path.join(out, "demo-data", "tta0.dat")).read().splitlines()]
@@ -263,7 +260,7 @@ def add_fig(label, topo, N, t, k=0, S=0, wait=0.0):
                  samples_per_s=N * 1024 / (t + d) * 1e3, params=200000, steps=10, bytes_sent_per_worker=N * 1e6,
                  bytes_recv_per_worker=N * 1e6, bytes_per_server=4e6, sweep_id="demo", repeat=rep,
                  command="%s %d %d %d" % (label, N, k, S), error="")
-        pslib.append_row(csv_path, cols, r)
+        results.append_row(csv_path, cols, r)
 for N, t in ((1, 10.0), (2, 11.0), (4, 11.9), (8, 12.5)):
     add_fig("ring", "ring", N, t, wait=0.1 * N)
 for N, t in ((1, 14.0), (2, 26.0), (4, 50.0), (8, 98.0)):
@@ -277,11 +274,11 @@ add_fig("step alone", "local", 1, 8.0)
 with open(os.path.join(fig_dir, "calibration.csv"), "w") as f:
     f.write("format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-4,8e-9,0,1000000000,8\n")
 with contextlib.redirect_stdout(io.StringIO()):
-    demo.figures(fig_dir, csv_path, os.path.join(fig_dir, "none.epochs.csv"), os.path.join(fig_dir, "calibration.csv"), o)
+    figures.figures(fig_dir, csv_path, os.path.join(fig_dir, "none.epochs.csv"), os.path.join(fig_dir, "calibration.csv"), o)
 D = lambda name: [shlex.split(l) for l in open(os.path.join(fig_dir, "demo-data", name)).read().splitlines()]   # noqa: E731
 num = lambda name: [[float(x) for x in l] for l in D(name)]   # noqa: E731
-regime = "MLP %s, batch %d/worker, fp16; 1-core hosts, 1gbit links, dilation 1..8" % (demo.LAYERS, demo.BATCH)
-for name, question in demo.FIGURES:
+regime = "MLP %s, batch %d/worker, fp16; 1-core hosts, 1gbit links, dilation 1..8" % (plan.LAYERS, plan.BATCH)
+for name, question in figures.FIGURES:
     if name == "accuracy":
         continue
     if name == "bytes":   # no link counters in this fixture: the payload figure (the loopback sweep's)
@@ -343,19 +340,19 @@ assert [[round(x, 6) for x in l] for l in num("link1.dat")] == [[N, 2 * n / 1e6,
 assert not [f for f in os.listdir(os.path.join(fig_dir, "demo-data")) if f in ("link2.dat", "link3.dat")]
 # bytes on emulated hosts: the veths' counters before and after a run, per step (link_columns),
 # and the figure of the busiest link against each design's formula
-cols_link = demo.link_columns({0: (100, 50), 1: (0, 0), 2: (7, 7)}, {0: (1100, 4050), 1: (2000, 1000), 2: (7, 7), 3: (9, 9)}, 10)
+cols_link = hosts.link_columns({0: (100, 50), 1: (0, 0), 2: (7, 7)}, {0: (1100, 4050), 1: (2000, 1000), 2: (7, 7), 3: (9, 9)}, 10)
 assert cols_link == dict(link_bytes="h0:100/400;h1:200/100", link_busiest_bytes="400"), cols_link
-assert demo.link_columns({0: (0, 0)}, {0: (5, 5)}, 0) == {} and demo.link_columns({}, {}, 10) == {}
+assert hosts.link_columns({0: (0, 0)}, {0: (5, 5)}, 0) == {} and hosts.link_columns({}, {}, 10) == {}
 link_dir = os.path.join(out, "links")
 os.makedirs(link_dir)
 busy = {"ring": lambda N: 2 * (N - 1) / N * n, "ps, 1 server host": lambda N: N * n,
         "ps, N/2 colocated": lambda N: (N + N // 2 - 2) * n / (N // 2), "ps, N colocated": lambda N: 2 * (N - 1) / N * n}
-for r in pslib.read_rows(csv_path):   # the fixture, its links measured 4-6% over the formula
+for r in results.read_rows(csv_path):   # the fixture, its links measured 4-6% over the formula
     if r["label"] in busy and int(r["workers"]) > 1:
         r["link_busiest_bytes"] = "%.0f" % (busy[r["label"]](int(r["workers"])) * (1.03 + 0.01 * int(r["repeat"])))
-    pslib.append_row(os.path.join(link_dir, "demo.csv"), cols, r)
+    results.append_row(os.path.join(link_dir, "demo.csv"), cols, r)
 with contextlib.redirect_stdout(io.StringIO()):
-    demo.figures(link_dir, os.path.join(link_dir, "demo.csv"), os.path.join(link_dir, "none.epochs.csv"),
+    figures.figures(link_dir, os.path.join(link_dir, "demo.csv"), os.path.join(link_dir, "none.epochs.csv"),
                  os.path.join(fig_dir, "calibration.csv"), o)
 L = lambda name: [[float(x) for x in l.split()] for l in open(os.path.join(link_dir, "demo-data", name)).read().splitlines()]   # noqa: E731
 for i, lab in enumerate(["ring", "ps, 1 server host", "ps, N/2 colocated", "ps, N colocated"]):
@@ -367,7 +364,7 @@ for i, lab in enumerate(["ring", "ps, 1 server host", "ps, N/2 colocated", "ps, 
         assert abs(f[1] - want) < 1e-9 and abs(g[1] / want - 1.05) < 1e-3 and abs(g[2] / want - 1.04) < 1e-3 \
             and abs(g[3] / want - 1.06) < 1e-3, (lab, g, f)
 svg = open(os.path.join(link_dir, "bytes.svg")).read()
-assert demo.QUESTION["bytes"] in svg and "busiest link, busier direction (MB per step)" in svg and "headers included" in svg
+assert figures.QUESTION["bytes"] in svg and "busiest link, busier direction (MB per step)" in svg and "headers included" in svg
 # the crossover is the k from which every larger k also exchanges faster than the ring
 csv_path = os.path.join(out, "k.csv")   # add() writes here from now on
 add("ring", "ring", 4, 11.9)
@@ -375,7 +372,7 @@ for k, t in ((2, 11.5), (3, 12.5), (4, 11.0)):   # k=2 under the ring's 1.9 ms, 
     add("ps, k server hosts", "ps", 4, t, k=k, S=k)
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
-    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+    verdict.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "exchanges faster than the ring from k=4 on" in buf.getvalue(), buf.getvalue()
 assert "from k=4 on (1.00 vs 1.90 ms, 47.4% less round by round), at the cost of 4 server hosts: 8 hosts in all" \
     " against the ring's 4 (model" in buf.getvalue(), buf.getvalue()   # no tie note, the cost in hosts
@@ -387,7 +384,7 @@ for k, t in ((2, 12.5), (3, 12.0), (4, 11.85)):   # k=4: 1.85 vs 1.90 ms, 2.6% f
     add("ps, k server hosts", "ps", 4, t, k=k, S=k)
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
-    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+    verdict.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "from k=4 on (1.85 vs 1.90 ms, 2.6% less round by round: within the 5% the verdict calls a tie)" in buf.getvalue(), buf.getvalue()
 csv_path = k_path
 # a failed run is named once in the summary with its reason; one that a resume made good is not
@@ -396,29 +393,29 @@ add("ring", "ring", 1, 10.0)
 add("ring", "ring", 2, 11.0)
 for label, N, why in (("ps, 1 server host", 2, "mpirun noticed that process rank 1 exited on signal 9 (Killed)."),
                       ("ps, 1 server host", 1, "timed out")):
-    pslib.append_row(csv_path, cols, dict(label=label, topology="ps", workers=N, servers=1, server_hosts=1, straggler=1,
+    results.append_row(csv_path, cols, dict(label=label, topology="ps", workers=N, servers=1, server_hosts=1, straggler=1,
                                           sync="bsp", sweep_id="demo", repeat=1, command="%s %d 1 1 1 bsp" % (label, N), error=why))
 add("ps, 1 server host", "ps", 1, 14.0, k=1, S=1)   # the second one's resume: the same command and repeat
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
-    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+    verdict.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "  1 run(s) failed and are left out: ps, 1 server host, N=2 (repeat 1): mpirun noticed that process rank 1 exited on signal 9" \
     " (Killed)." in buf.getvalue(), buf.getvalue()
 assert "timed out" not in buf.getvalue() and "N=2: ring wins" in buf.getvalue(), buf.getvalue()
 # the reason is the line that says why, not mpirun's rules of dashes or its generic notice
 dashes = "-" * 74
-assert demo.failure("%s\nPrimary job terminated normally\n%s\nmpirun noticed that process rank 2 with PID 0 on node h2"
+assert runs.failure("%s\nPrimary job terminated normally\n%s\nmpirun noticed that process rank 2 with PID 0 on node h2"
                     " exited on signal 9 (Killed).\n%s\n" % (dashes, dashes, dashes), 137).startswith("mpirun noticed that process rank 2")
-assert demo.failure("psring-train: ps: worker 2 silent for 3 s\n%s\nmpirun detected that one or more processes exited"
+assert runs.failure("psring-train: ps: worker 2 silent for 3 s\n%s\nmpirun detected that one or more processes exited"
                     " with non-zero status\n%s" % (dashes, dashes), 1) == "psring-train: ps: worker 2 silent for 3 s"
-assert demo.failure("", 137) == "killed by signal 9 (SIGKILL)" and demo.failure("", -15) == "killed by signal 15 (SIGTERM)"
-assert demo.failure(dashes, 3) == "exit 3"
-assert demo.failure("mpirun noticed that process rank 0 with PID 1 on node h1 exited on signal 15 (Terminated).\ntimed out\n", 124) == "timed out"
+assert runs.failure("", 137) == "killed by signal 9 (SIGKILL)" and runs.failure("", -15) == "killed by signal 15 (SIGTERM)"
+assert runs.failure(dashes, 3) == "exit 3"
+assert runs.failure("mpirun noticed that process rank 0 with PID 1 on node h1 exited on signal 15 (Terminated).\ntimed out\n", 124) == "timed out"
 csv_path = k_path
 # winners and the crossover are decided round by round (repeat 1 of everything, then 2, ...): a
 # slow round moves every configuration in it. The medians of each (ring 26.32, PS 28.03 ms a
 # step: 1.065x) would split these two; their rounds (1.022, 1.028, 1.065) tie them.
-assert demo.paired({"1": 2.0, "2": 4.0}, {"1": 1.0, "2": 4.0, "3": 9.0}) == 1.5 and demo.paired({"1": 1.0}, {"2": 1.0}) is None
+assert verdict.paired({"1": 2.0, "2": 4.0}, {"1": 1.0, "2": 4.0, "3": 9.0}) == 1.5 and verdict.paired({"1": 1.0}, {"2": 1.0}) is None
 r_path, csv_path = csv_path, os.path.join(out, "rounds.csv")
 for rep, (tr, tp) in enumerate(((27.90, 28.51), (25.80, 26.52), (26.32, 28.03)), 1):
     add("ring", "ring", 2, tr, rep=rep)
@@ -431,7 +428,7 @@ for rep, (tr, t4) in enumerate(((14.0, 13.8), (15.0, 15.6), (15.2, 15.1)), 1):
     add("ps, k server hosts", "ps", 4, 20.0, k=2, S=2, rep=rep)
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
-    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+    verdict.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "N=2: ring and ps, N colocated tie (within 5%)" in buf.getvalue(), buf.getvalue()
 assert "from k=4 on (5.10 vs 5.00 ms, 1.9% less round by round: within" in buf.getvalue(), buf.getvalue()
 csv_path = r_path
@@ -445,7 +442,7 @@ with open(os.path.join(out, "model_vs_measured.csv"), "w") as f:
         f.write('"ps, k server hosts",4,%d,%d,bsp,1.0,1.0,2.0,%.2f,400000\n' % (k, k, ex))
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
-    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+    verdict.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 assert "from k=4 on (1.00 vs 1.90 ms, 47.4% less round by round), at the cost of 4 server hosts: 8 hosts in all against the ring's 4 (model: from k=3; bytes-only bound, BytePS' formula: k > N^2/(2(N-1)) = 2.67)" in buf.getvalue(), buf.getvalue()
 # the model's errors as its targets count them: per group (the sweep's step and exchange within
 # 10%, the k-server sweep within 15%), the worst point named in full; the straggler's points in none
@@ -455,7 +452,7 @@ with open(os.path.join(out, "model_vs_measured.csv"), "a") as f:
     f.write('ring,4,,0,,0.5,9.0,1.0,3.0,200000\n')
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
-    demo.summary(out, csv_path, os.path.join(out, "none.csv"), o)
+    verdict.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 for want in ("Cost model at N >= 2, compute from the one-worker runs (no step alone) (",   # this CSV has none
              "sweep, step: 2 of 2 points within 10%, worst +4.0% (ps, N/2 colocated, N=2)",
              "sweep, exchange: 1 of 2 points within 10%, worst -28.0% (ps, N/2 colocated, N=2)",

@@ -10,7 +10,7 @@ scratch
 MODEL="$TOP_SRCDIR/experiments/model"
 python3 - <<'PY' || fail "formulas"
 import math
-import costmodel as cm
+from psringlib import costmodel as cm
 def close(a, b, what, rel=1e-12):
     assert abs(a - b) <= rel * max(abs(b), 1e-30), "%s: %.12g, want %.12g" % (what, a, b)
 def parts(topo, H, G, want, **kw):
@@ -66,7 +66,7 @@ PY
 while read -r H rate A X; do
   row=$("$MODEL" --predict --topology ring --hosts "$H" --gpus-per-host 1 --overlap 0 --model resnet50 --link-rate "$rate" \
         --alpha-us "$A" --gamma-ns-per-byte "$X" --compute-ms 50 | tail -1) || fail "--predict H=$H: $row"
-  want=$(python3 -c "import costmodel as cm, pslib, sys; t = cm.ring_time($H, 25600000 * 4, $A * 1e-6, 8 / pslib.rate_bps('$rate'), $X * 1e-9) * 1e3
+  want=$(python3 -c "import sys; from psringlib import costmodel as cm, units; t = cm.ring_time($H, 25600000 * 4, $A * 1e-6, 8 / units.rate_bps('$rate'), $X * 1e-9) * 1e3
 print('%.6f,%.6f,%.6f' % (t, t, 50 + t))")
   [[ $row == "ring,$H,1,$H,25600000,"*",50.000000,$want,"* ]] || fail "--predict H=$H $rate: $row, want exchange, exposed, step $want"
 done <<EOF2
@@ -147,10 +147,10 @@ sed '/^independent check/q' "$SCRATCH/ship" | awk '/^median error/ { gsub(/[%,]/
 grep -Eq "^median error [0-9.]+%, worst [0-9.]+% \(hvd[a-z0-9-]*\), over 15 points" "$SCRATCH/ship" || fail "shipped check: $(tail -1 "$SCRATCH/ship")"
 python3 - "$DATA/published-scaling.csv" "$DATA/published-horovod.csv" <<'PY' || fail "shipped points: citations"
 import sys
-import pslib
+from psringlib import results, units
 for path, least, sources in ((sys.argv[1], 15, 3), (sys.argv[2], 6, 1)):
     notes = []
-    rows = pslib.read_rows(path, notes)
+    rows = results.read_rows(path, notes)
     assert len(rows) >= least and len({r["source"] for r in rows}) >= sources, "%s: %d rows from %d sources" % (path, len(rows), len({r["source"] for r in rows}))
     for r in rows:
         for c in ("citation", "where", "url", "quote", "assumed"):

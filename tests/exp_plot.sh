@@ -22,8 +22,8 @@ out=$("$TOP_SRCDIR/psring" plot "$SCRATCH/bad.csv" 2>&1); rc=$?
 [[ $rc -eq 2 && $out == *"not a psring results file"* ]] || fail "foreign CSV: rc $rc: $out"
 # cells that would crash a figure or the verdict, or draw nonsense: one line naming line and column
 python3 - "$SCRATCH/r.csv" "$SCRATCH" <<'PY'
-import csv, pslib, sys
-rows = pslib.read_rows(sys.argv[1])
+import csv, sys; from psringlib import results
+rows = results.read_rows(sys.argv[1])
 for name, change in (("zero", dict(samples_per_s="0")), ("workers", dict(workers="0")), ("neg", dict(exchange_ms="-2.5"))):
     with open("%s/%s.csv" % (sys.argv[2], name), "w", newline="") as f:
         w = csv.DictWriter(f, list(rows[0]), lineterminator="\n")
@@ -38,11 +38,9 @@ for c in "plot zero.csv|line 2|column samples_per_s" "summary zero.csv|line 2|co
 done
 # the drawing pieces the demo's figures use: a subtitle under the title (enhanced-text markup in it
 # escaped), labelled x tics, a key entry alone, a bar's min-max as error bars; each drawn by gnuplot
-python3 - "$TOP_SRCDIR/experiments" "$SCRATCH" <<'PY' || fail "plot's drawing pieces"
-import importlib.machinery, importlib.util, os, sys
-loader = importlib.machinery.SourceFileLoader("plot", os.path.join(sys.argv[1], "plot"))
-plot = importlib.util.module_from_spec(importlib.util.spec_from_loader("plot", loader))
-loader.exec_module(plot)
+python3 - "$TOP_SRCDIR/experiments" "$SCRATCH" <<'PY' || fail "the drawing pieces (psringlib.gnuplot)"
+import os, sys
+from psringlib import gnuplot as plot
 out = sys.argv[2]
 line = plot.title_line("Question?", subtitle=["a_b regime", "second"])
 assert line == "set title 'Question?' . \"\\n\" . '{/=9 a\\_b regime}' . \"\\n\" . '{/=9 second}'", line
@@ -66,7 +64,7 @@ PY
 # apart; the CPU fixture's figure keeps its ideal line and axis
 python3 - "$TOP_SRCDIR" "$SCRATCH" <<'PY' || fail "the GPU sweep's throughput figure"
 import os, re, subprocess, sys
-import pslib
+from psringlib import results
 top, out = sys.argv[1], sys.argv[2]
 
 
@@ -75,7 +73,7 @@ def plot(rows, name):
     csv_path = os.path.join(out, name + ".csv")
     cols = list(rows[0])
     for r in rows:
-        pslib.append_row(csv_path, cols, r)
+        results.append_row(csv_path, cols, r)
     subprocess.run([os.path.join(top, "psring"), "plot", csv_path, "-o", os.path.join(out, name)], check=True,
                    stdout=subprocess.DEVNULL)
     data = os.path.join(out, name, "plotdata")
@@ -87,7 +85,7 @@ def plot(rows, name):
     return curves, gp
 
 
-gpu = pslib.read_rows(os.path.join(top, "tests/fixtures/sweep_gpu.csv"))
+gpu = results.read_rows(os.path.join(top, "tests/fixtures/sweep_gpu.csv"))
 curves, gp = plot(gpu, "shared")
 flat = "one rank (ranks share 1 GPU: its compute does not grow with the ranks)"
 assert sorted(curves) == sorted([flat, "ring (ipc)", "ring (ipc, MPS)", "ps S=1", "ps S=1 (MPS)"]), sorted(curves)

@@ -189,8 +189,8 @@ for r in "np=1 rank=0" "np=2 rank=0" "np=2 rank=1"; do
     || fail "rank '$r' did not run with the daemon's folders while it was up: $(cat "$FAKE_TRAIN_LOG")"
 done
 python3 - "$S/b.csv" <<'PY' || fail "the sweep's rows"
-import pslib, sys
-rows = pslib.read_rows(sys.argv[1])
+import sys; from psringlib import results
+rows = results.read_rows(sys.argv[1])
 assert [(r["workers"], r["mps"], r["error"]) for r in rows] == [("1", "0", ""), ("2", "0", ""), ("1", "1", ""), ("2", "1", "")], rows
 assert all(r["gpus"] == "1" and r["ranks_per_gpu"] == r["workers"] and r["ring_path"] == "ipc" for r in rows), rows
 PY

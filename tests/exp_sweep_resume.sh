@@ -14,8 +14,8 @@ sweep=("$TOP_SRCDIR/psring" sweep --csv "$SCRATCH/r.csv" --sweep-id t --topologi
 grep -q "run 4/4" "$SCRATCH/out1" || fail "no progress line 'run 4/4': $(cat "$SCRATCH/out1")"
 grep -q "ETA" "$SCRATCH/out1" || fail "no ETA in progress"
 python3 - "$SCRATCH/r.csv" <<'PY' || fail "rows incomplete"
-import pslib, sys
-rows = pslib.read_rows(sys.argv[1])
+import sys; from psringlib import results
+rows = results.read_rows(sys.argv[1])
 assert len(rows) == 4, len(rows)
 required = ["topology", "workers", "layers", "params", "samples_per_s", "step_ms", "exchange_ms", "test_accuracy",
             "wall_s", "repeat", "sweep_id", "command", "bytes_sent_per_worker"]
@@ -37,8 +37,8 @@ fsweep=("$TOP_SRCDIR/psring" sweep --csv "$SCRATCH/f.csv" --sweep-id f --topolog
         --train-limit 2 --steps 2 --test-limit 100 --data "$data" -- --drop-last)
 "${fsweep[@]}" >"$SCRATCH/out3" 2>&1 || fail "the sweep stopped at the failed run: $(cat "$SCRATCH/out3")"
 python3 - "$SCRATCH/f.csv" <<'PY' || fail "failed run not recorded"
-import pslib, sys
-rows = pslib.read_rows(sys.argv[1])
+import sys; from psringlib import results
+rows = results.read_rows(sys.argv[1])
 assert len(rows) == 2, rows
 ok, bad = rows[0], rows[1]
 assert not ok["error"] and ok["workers"] == "1", ok

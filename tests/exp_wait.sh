@@ -14,9 +14,9 @@ timeout 120 "$MPIRUN" $MPIRUN_FLAGS -np 2 "$TRAIN" --topology ring "${common[@]}
 timeout 120 "$MPIRUN" $MPIRUN_FLAGS -np 3 "$TRAIN" --topology ps --servers 1 "${common[@]}" --csv "$SCRATCH/ps.csv" >/dev/null \
   || fail "ps run failed"
 python3 - "$SCRATCH/ring.csv" "$SCRATCH/ps.csv" <<'PY' || fail "wait_ms"
-import pslib, sys
+import sys; from psringlib import results
 for path in sys.argv[1:]:
-    (r,) = pslib.read_rows(path)
+    (r,) = results.read_rows(path)
     ex, wait = float(r["exchange_ms"]), float(r["wait_ms"])
     # half of the 8 ms on average over the two workers, minus slack for a loaded machine
     assert 2.0 <= wait <= ex, (r["topology"], "exchange_ms", ex, "wait_ms", wait)

@@ -41,8 +41,8 @@ fi
 bad_flags 2 "--resume $SCRATCH/none: no such file" --out "$SCRATCH/r0" --resume "$SCRATCH/none" --builddir "$TOP_BUILDDIR" --data "$DATA"
 
 # step_status STEPS.CSV STEP: the step's last status
-step_status() { python3 -c 'import pslib, sys
-print([r["status"] for r in pslib.read_rows(sys.argv[1]) if r["step"] == sys.argv[2]][-1])' "$1" "$2"; }
+step_status() { python3 -c 'import sys; from psringlib import results
+print([r["status"] for r in results.read_rows(sys.argv[1]) if r["step"] == sys.argv[2]][-1])' "$1" "$2"; }
 # check_no_gpu DIR: the no-GPU outcome in DIR (unpacked into DIR.x)
 check_no_gpu() {
   local d=$1 x=$1.x

@@ -26,6 +26,7 @@ if [[ -z ${PSRING_INSTALLCHECK_HIDDEN:-} ]]; then
   # the installed files must not name the trees (the launcher's helper folder above all)
   [[ -n $libexec && -x $libexec/sweep ]] || fail "$P does not name an installed helper folder (libexec_dir: '$libexec')"
   [[ -f $libexec/pslib.sh ]] || fail "$libexec/pslib.sh is not installed"
+  [[ -f $libexec/psringlib/__init__.py && -f $libexec/psringlib/demo/__init__.py ]] || fail "$libexec/psringlib is not installed"
   # (the install itself may lie inside a tree: make distcheck installs into the unpacked tarball)
   src=$(cd "$src" && pwd) build=$(cd "$build" && pwd) inside=0
   [[ $(cd "$bin" && pwd)/ == "$build"/* ]] && inside=1
@@ -92,8 +93,8 @@ run train-ring "$P" train -np 2 --topology ring "${tiny[@]}" --inject-latency-us
 say "get-mnist into ./data/mnist, train local and ring -np 2 with --inject-latency-us (default --data)"
 
 run sweep "$P" sweep --csv results/sweep.csv --topologies ring --workers 1,2 --repeats 1 --quiet "${tiny[@]}"
-rows=$(PYTHONPATH=$(sed -n "s/^libexec_dir='\(.*\)'$/\1/p" "$P") python3 -c 'import pslib, sys
-print(sum(1 for x in pslib.read_rows(sys.argv[1]) if not x.get("error")))' results/sweep.csv)   # the installed reader
+rows=$(PYTHONPATH=$(sed -n "s/^libexec_dir='\(.*\)'$/\1/p" "$P") python3 -c 'import sys; from psringlib import results
+print(sum(1 for x in results.read_rows(sys.argv[1]) if not x.get("error")))' results/sweep.csv)   # the installed reader
 [[ $rows -eq 2 ]] || fail "sweep: $rows successful rows, want 2"
 run model "$P" model --calibration calibration.csv --compare demo.csv --out results/model_vs_measured.csv
 [[ $(wc -l <results/model_vs_measured.csv) -ge 3 ]] || fail "model --compare wrote no rows"

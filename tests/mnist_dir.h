@@ -29,7 +29,7 @@ static inline const char *test_mnist_dir(void) {
     const char *cands[] = {env, tree};
     for (int i = 0; i < 2; i++) {
         if (!cands[i] || !*cands[i]) continue;
-        if (test_mnist_has(cands[i], "train-images-idx3-ubyte")) {   /* the rule of pslib.sh and pslib.py */
+        if (test_mnist_has(cands[i], "train-images-idx3-ubyte")) {   /* the rule of pslib.sh and psringlib/paths.py */
             snprintf(found, sizeof found, "%s", cands[i]);
             return found;
         }

@@ -14,8 +14,8 @@ timeout -k 5 120 "$MPIRUN" $MPIRUN_FLAGS -np 2 "$TRAIN" --topology ring --op sum
 timeout -k 5 120 "$MPIRUN" $MPIRUN_FLAGS -np 3 "$TRAIN" --topology ps --servers 1 --sync ssp --staleness 3 \
   --transport ipc "${C[@]}" >"$SCRATCH/out" 2>&1 || { cat "$SCRATCH/out"; fail "ps run failed"; }
 python3 - "$SCRATCH/r.csv" <<'PY' || fail "CSV columns not as each exchange reports them"
-import pslib, sys
-rows = {r["topology"]: r for r in pslib.read_rows(sys.argv[1])}
+import sys; from psringlib import results
+rows = {r["topology"]: r for r in results.read_rows(sys.argv[1])}
 assert sorted(rows) == ["local", "ps", "ring"], sorted(rows)
 ring_cols = {"allreduce": "ring", "op": "sum", "hierarchical": "0", "overlap": "0"}
 ps_cols = {"sync": "ssp", "staleness": "3", "servers": "1", "transport": "ipc", "lost_workers": "0"}

@@ -6,8 +6,8 @@ scratch
 data=$(find_mnist) || skip "no MNIST (run experiments/get-mnist)"
 "$TRAIN" --data "$data" --layers 784,128,10 --train-limit 10000 --epochs 1 --quiet --csv "$SCRATCH/r.csv" >/dev/null || fail "training failed"
 python3 - "$SCRATCH/r.csv" <<'PY' || fail "see above"
-import pslib, sys
-row = pslib.read_rows(sys.argv[1])[0]
+import sys; from psringlib import results
+row = results.read_rows(sys.argv[1])[0]
 req = ["topology", "workers", "device", "layers", "params", "batch_per_worker", "global_batch", "epochs",
        "steps", "lr", "seed", "samples_per_s", "step_ms", "compute_ms", "exchange_ms", "optimizer_ms",
        "bytes_sent_per_worker", "bytes_recv_per_worker", "final_loss", "test_accuracy", "wall_s"]

@@ -17,7 +17,7 @@ for try in 1 2 3; do
     || { cat "$SCRATCH/out"; fail "run with --timing-skip 2 failed"; }
   grep -q "note:" "$SCRATCH/out" && fail "a note with steps left to time: $(cat "$SCRATCH/out")"
   python3 - "$SCRATCH/t.json" "$SCRATCH/r.csv" <<'PY'
-import json, pslib, sys
+import json, sys; from psringlib import results
 doc = json.load(open(sys.argv[1]))
 ev = sorted((e for e in (doc["traceEvents"] if isinstance(doc, dict) else doc) if e.get("ph") == "X"), key=lambda e: e["ts"])
 steps, cur = [], 0.0
@@ -28,7 +28,7 @@ for e in ev:
         steps.append(cur)
         cur = 0.0
 assert len(steps) == 6, steps
-r = pslib.read_rows(sys.argv[2])[0]
+r = results.read_rows(sys.argv[2])[0]
 got, timed, every = float(r["compute_ms"]), sum(steps[2:]) / 4, sum(steps) / 6
 if abs(timed - every) <= 0.01:
     print("steps 1-2 took as long as 3-6 on average: the check cannot tell them apart", file=sys.stderr)

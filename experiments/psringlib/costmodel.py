@@ -34,6 +34,8 @@ after its link give the above."""
 import math
 import statistics
 
+from . import results
+
 
 def ring_time(N, n, alpha, beta, gamma):
     """Seconds of one ring allreduce of n bytes over N hosts (0 for one host)."""
@@ -217,16 +219,15 @@ CAL_COLUMNS = ["format", "alpha_s", "beta_s_per_byte", "gamma_s_per_byte", "link
 
 def calibration_load(path):
     """{alpha_s, beta_s_per_byte, gamma_s_per_byte, link_rate_bps, dilation} of a calibration
-    file, read by pslib's CSV reader: the one loader (psring model, the demo's figures).
+    file, read by results.py's CSV reader: the one loader (psring model, the demo's figures).
     ValueError '--calibration PATH: what is wrong' for a file that cannot be used."""
-    import pslib   # the results CSV's reader, beside this file
     again = "(make one with psring model --calibrate)"
     try:
         open(path, "rb").close()   # missing, a folder, unreadable: read_rows would say nothing
-        rows = pslib.read_rows(path)
+        rows = results.read_rows(path)
     except OSError as e:
         raise ValueError("--calibration %s: %s %s" % (path, e.strerror, again))
-    except pslib.CsvError:
+    except results.CsvError:
         raise ValueError("--calibration %s: not a CSV text file %s" % (path, again))
     if len(rows) != 1 or rows[0].get("format") != CAL_FORMAT:
         raise ValueError("--calibration %s: not a %s calibration (an older format?): run psring model --calibrate" % (path, CAL_FORMAT))
