@@ -9,37 +9,18 @@ from .. import paths, units
 
 PSRING = paths.launcher()   # installed: psring sets PSRING_LAUNCHER
 # the regime (stated on every figure): compute about 3x the ring's exchange at N=8, so the ring
-# scales while one server's link saturates, and a model wide enough that k = 4 server hosts beat
-# the ring's exchange at N = 4 clearly. 784,256,10 at 3072, the regime before: 5.1 / 4.8 ms, ring /
-# PS with 4 server hosts, exchange without the wait (1-10% less over the demo's runs: the PS took
-# 1.47x its bytes' time, the ring 1.04x). Measured side by side since (D = 8, three rounds, compute
-# per step held at about 27 ms by the batch; docs/results/demo-lesson-2026-11-27/probes.txt):
-# 784,384,10 at 2048: 7.49 / 6.37 (11-16% less, the PS 1.30x its bytes); 784,448,10 at 1756:
-# 8.75 / 7.33 (16%); 784,512,10 at 1536: 10.0 / 8.6 (15%), but the ring's efficiency at N = 8
-# against the step alone falls from 0.75 (384) to 0.68 (512). Slices of 128 KiB (8.1 ms) or a
-# credit of 0 or 4 slices (7.4) were slower than 64 KiB and 2 (6.5).
+# scales while one server's link saturates, and k = 4 server hosts beat the ring clearly at N = 4
+# (how it was chosen: docs/results/lab-notes-experiments.md)
 LAYERS, BATCH, LR = "784,384,10", 2048, 0.1
 TRAIN, TEST = 49152, 2000
-# The time-to-accuracy runs: a smaller batch, so that BSP takes enough steps to pass 95% on the
-# full test set (one process, MLP 784,384,10, global batch 4096 at lr 0.4: 93.8% after two epochs,
-# 95.6% after three, 36 steps; the throughput runs' 8192 at lr 0.1 would need about 8 epochs), and
-# the PS on TTA_SERVERS server hosts of their own. With one server its link sets every design's
-# pace: at batch 512 a worker and lr 0.2 (48 steps) async took as long as BSP, 1.29 s against 1.28,
-# a 21 ms exchange for 4 ms of compute, with or without the straggler (1.42 against 1.55 s). Async
-# and SSP apply each worker's gradient of TTA_BATCH samples as it comes, at lr / N: as far a step
-# per sample as BSP's mean of N gradients at lr (at lr they reached 26-53%: N times the step, and
-# stale), and with momentum TTA_ASYNC_MOMENTUM: staleness acts as momentum of its own (Mitliagkas
-# et al., "Asynchrony begets momentum", 2016): at 0.9 async's loss rose from 2.4 to 3.2 over its
-# epochs (48-64% in the demo); on loopback, 4 workers and 4 servers, 63% at 0.9, 90.5% at 0.5, 88.9%
-# at 0. They spend the same sample budget (--samples' default: epochs x an epoch's samples),
-# counted at the servers. Two repeats: BSP's accuracy is the same in each (one seed, one order of
-# sums).
+# The time-to-accuracy runs: a batch small enough that BSP passes 95% on the full test set in
+# three epochs; the PS on TTA_SERVERS hosts of their own, so that no one link sets every design's
+# pace; async and SSP at lr / N with less momentum, as staleness adds its own; one sample budget
+# for all (how each was found: docs/results/lab-notes-experiments.md)
 TTA_BATCH, TTA_LR, TTA_EPOCHS, TTA_TEST, TTA_REPEATS, TTA_SERVERS = 1024, 0.4, 3, 10000, 2, 4
 TTA_MOMENTUM, TTA_ASYNC_MOMENTUM = 0.9, 0.5   # BSP's: the trainer's default, stated
-# SSP's bound in clocks (steps): a fast worker waits once it is this far ahead of the slowest, so
-# beside a host at half speed SSP gains only the bound's steps over BSP. Measured side by side
-# with the straggler (seconds of the run, D = 8): BSP 9.6, async 7.3, SSP at 2 / 4 / 8 clocks
-# 10.5 / 10.2 / 8.8: at the trainer's default 2 SSP was BSP's pace, not between BSP and async.
+# SSP's bound in clocks (steps): beside a host at half speed SSP gains only the bound's steps over
+# BSP, and at the trainer's default 2 it kept BSP's pace (measured: docs/results/lab-notes-experiments.md)
 TTA_SSP_STALENESS = 8
 TTA_PS = "ps, %d server hosts" % TTA_SERVERS
 TTA_N = 4   # workers
@@ -48,13 +29,9 @@ EMU = ["label", "dilation", "link_rate", "cpu_share", "server_hosts", "straggler
 WARM = 2           # steps left out of every time (--timing-skip): page faults, cold caches
 PS_CHUNK_KB = 64   # PS slices: pulls overlap later pushes (one slice of pipeline fill)
 # The ring's pipeline chunk, the same 64 KiB of parameters as a PS slice (32 KiB on the wire in
-# fp16): within Open MPI's TCP eager limit (64 KiB), so a send needs no answer from its receiver.
-# With the trainer's 256 KiB a chunk took a rendezvous, and under a CPU quota the receiver is
-# often throttled when it should answer: measured side by side (D=8, three runs each), the ring's
-# exchange at N=2 took 3.9-4.0 ms with 256 KiB and 3.0-3.1 with 64 (the link time: 3.26 ms), at
-# N=4 5.6-6.2 and 4.9; at N=8 (51 KiB chunks, eager either way) 6.1 both.
+# fp16): within Open MPI's TCP eager limit (64 KiB), so a send needs no answer from a receiver that
+# a CPU quota may hold up (measured against 256 KiB: docs/results/lab-notes-experiments.md)
 RING_CHUNK_KB = 64
-
 
 TTA_RUNS = "batch %d/worker, %d epochs of %d samples" % (TTA_BATCH, TTA_EPOCHS, TRAIN)   # the summary's and the figure's
 TTA_REGIME = ("MLP %%s, %s, fp16, %%s links; BSP lr %g, momentum %g; async, SSP lr %g, momentum %g (SSP: %d clocks)"
@@ -112,8 +89,7 @@ def command(run, o, data):
 
 def repeats_of(run, o):
     """How many times the demo makes run: --repeats; the time-to-accuracy runs at most
-    TTA_REPEATS. (The crossover's runs had two more while four server hosts beat the ring by
-    2-12%; in the regime above its rounds gave 12-22%, the medians of three 14-17%.)"""
+    TTA_REPEATS (why the crossover's runs need no more: docs/results/lab-notes-experiments.md)."""
     return min(o["repeats"], TTA_REPEATS) if run.tta else o["repeats"]
 
 
@@ -130,25 +106,19 @@ def run_hosts(run):
 def run_dilation(run, Dmax, rate, cpus=None):
     """1 where the run has at most 2 workers, no more than this machine's CPUs, at most one server
     host, and no straggler: each worker host then has a core of its own (pinned, Open MPI's TCP
-    transport kept up with a 1 Gbit link: a 2-host ring exchanged 3.16-3.23 ms in training for
-    3.26 ms of bytes), and a server host shares one, as it works while the workers wait for its
-    answer and idles while they compute. Otherwise
+    transport keeps up with a 1 Gbit link), and a server host shares one, as it works while the
+    workers wait for its answer and idles while they compute. Otherwise
     the smallest of 2, 4, 8, ... that keeps the run's hosts within 1.25 of the 2 cores (the rest
     is the kernel's packet work: veth, bridge, tbf, which no cgroup is charged for) and every link
-    at most 125 Mbit/s of real time. Above that Open MPI's TCP transport falls behind the link
-    (measured, 2 hosts, 407 KB ring allreduce, no CPU quota at all: 1.59x the link time at
-    500 Mbit/s, 1.06x at 125 Mbit/s; a plain socket 1.09x at 500), and a dilated run would
-    show that slowness, not the cluster's."""
+    at most 125 Mbit/s of real time. Above that Open MPI's TCP transport falls behind the link,
+    and a dilated run would show that slowness, not the cluster's (measured: docs/results/lab-notes-experiments.md)."""
     N, hosts = run.N, run_hosts(run)
     if N <= min(cpus or len(os.sched_getaffinity(0)), 2) and hosts <= N + 1 and run.straggler == 1:   # 2: what --validate checks
         # real 1-core hosts on links at the nominal rate, no quota (cluster dilate 1 pins host hI
         # to the I-th CPU, modulo their number: one server host h0 shares a core with the last
         # worker). A quota stops a host for the rest of a 2 ms period whenever the exchange's CPU
-        # work finds it spent: the colocated PS at N=2 exchanged 4.2-5.9 ms at D=8 against
-        # 3.4-3.7 on two pinned cores (model 3.65). And all of N=2 at one D compares like with
-        # like: hosts at D=8 computed 20.0-21.0 ms a step against 22.8-23.2 on pinned cores, which
-        # put one server host's step 1.04-1.08x the ring's at N=2 (model 1.14x); on pinned cores,
-        # 1.09-1.12x, its exchange 6.6-6.8 ms (model 7.14)
+        # work finds it spent; and all of N=2 at one D compares like with like (measured:
+        # docs/results/lab-notes-experiments.md)
         return 1
     D = 2
     while (hosts / D > 1.25 or units.rate_bps(rate) / D > 125e6) and D < Dmax:

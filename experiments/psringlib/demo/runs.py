@@ -200,11 +200,10 @@ def train(cmd, D, links=None):
     header and at its summary line, so that their difference is the training steps' traffic alone
     (not the start-up's parameter and optimizer-state broadcasts, nor the shutdown).
     On emulated hosts (--cluster) the hosts' CPU quotas are off while the job starts: MPI's
-    wire-up and the data loading, which nothing times, took 8 of a 13 s run at 1/8 of a core.
-    They come on when the trainer prints its header (after the initial parameter sync: every
-    worker has its data), within about 30 ms, while the WARM untimed steps run (150-400 ms each
-    at D=8); and go off again at its summary line (what is left is shutdown). They are on when
-    this returns."""
+    wire-up and the data loading, which nothing times, took most of a run at 1/8 of a core
+    (docs/results/lab-notes-experiments.md). They come on when the trainer prints its header (after the initial parameter
+    sync: every worker has its data), while the WARM untimed steps run; and go off again at its
+    summary line (what is left is shutdown). They are on when this returns."""
     gate = "--cluster" in cmd
     with tempfile.TemporaryFile("w+") as errf:
         if gate:

@@ -26,8 +26,7 @@ def paired(a, b):
     """a over b, round by round: the median over the rounds both have of a[round] / b[round]
     (None if they share none). Whatever the machine did in a round (another tenant, a slower
     spell) moves both values, and their ratio cancels it; the medians of each, taken apart,
-    keep it: in one run the PS with N colocated shards at N=2 was 1.022, 1.028 and 1.065 of the
-    ring's step in its three rounds, and 1.065 by the medians."""
+    keep it (an example: docs/results/lab-notes-experiments.md)."""
     both = sorted(set(a) & set(b))
     return statistics.median(a[r] / b[r] for r in both) if both else None
 
