@@ -11,7 +11,7 @@ from . import say
 from .plan import BATCH, LAYERS, PS_CHUNK_KB, TTA_N, TTA_REGIME, TTA_SERVERS
 
 
-# ---- figures and verdict -------------------------------------------------------------------------
+# each configuration's color in every figure (the demo's labels)
 COLORS = {"ring": "#2471a3", "ps, 1 server host": "#c0392b", "ps, N/2 colocated": "#8e44ad",
           "ps, N colocated": "#d68910", "ps, k server hosts": "#27ae60"}
 

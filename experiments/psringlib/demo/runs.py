@@ -12,11 +12,11 @@ import threading
 import time
 
 from .. import paths, results
-from . import hosts
-from . import bad, say
+from . import bad, hosts, say
 from .figures import figures
 from .hosts import Interrupted, JOB, link_columns, link_counters, on_hosts, stop
-from .plan import ALONE, EMU, PSRING, PS_CHUNK_KB, RING_CHUNK_KB, TRAIN, TTA_TEST, WARM, command, other_regime, plan, repeats_of, run_dilation, run_hosts, straggler_host
+from .plan import (ALONE, EMU, PSRING, PS_CHUNK_KB, RING_CHUNK_KB, TRAIN, TTA_TEST, WARM, command, other_regime, plan,
+                   repeats_of, run_dilation, run_hosts, straggler_host)
 from .verdict import summary
 
 

@@ -7,8 +7,7 @@ import subprocess
 import tempfile
 
 from .. import results
-from . import hosts
-from . import bad, say
+from . import bad, hosts, say
 from .hosts import emulation_possible
 from .plan import PSRING, RING_CHUNK_KB, TEST, TRAIN, alone_command, step_args
 from .runs import mnist, subset_mnist, train_row
