@@ -20,7 +20,8 @@ TRAIN, TEST = 49152, 2000
 TTA_BATCH, TTA_LR, TTA_EPOCHS, TTA_TEST, TTA_REPEATS, TTA_SERVERS = 1024, 0.4, 3, 10000, 2, 4
 TTA_MOMENTUM, TTA_ASYNC_MOMENTUM = 0.9, 0.5   # BSP's: the trainer's default, stated
 # SSP's bound in clocks (steps): beside a host at half speed SSP gains only the bound's steps over
-# BSP, and at the trainer's default 2 it kept BSP's pace (measured: docs/results/lab-notes-experiments.md)
+# BSP, and at the trainer's default 2 it kept BSP's pace
+# (measured: docs/results/lab-notes-experiments.md)
 TTA_SSP_STALENESS = 8
 TTA_PS = "ps, %d server hosts" % TTA_SERVERS
 TTA_N = 4   # workers
@@ -111,7 +112,8 @@ def run_dilation(run, Dmax, rate, cpus=None):
     the smallest of 2, 4, 8, ... that keeps the run's hosts within 1.25 of the 2 cores (the rest
     is the kernel's packet work: veth, bridge, tbf, which no cgroup is charged for) and every link
     at most 125 Mbit/s of real time. Above that Open MPI's TCP transport falls behind the link,
-    and a dilated run would show that slowness, not the cluster's (measured: docs/results/lab-notes-experiments.md)."""
+    and a dilated run would show that slowness, not the cluster's (measured:
+    docs/results/lab-notes-experiments.md)."""
     N, hosts = run.N, run_hosts(run)
     if N <= min(cpus or len(os.sched_getaffinity(0)), 2) and hosts <= N + 1 and run.straggler == 1:   # 2: what --validate checks
         # real 1-core hosts on links at the nominal rate, no quota (cluster dilate 1 pins host hI

@@ -201,9 +201,10 @@ def train(cmd, D, links=None):
     (not the start-up's parameter and optimizer-state broadcasts, nor the shutdown).
     On emulated hosts (--cluster) the hosts' CPU quotas are off while the job starts: MPI's
     wire-up and the data loading, which nothing times, took most of a run at 1/8 of a core
-    (docs/results/lab-notes-experiments.md). They come on when the trainer prints its header (after the initial parameter
-    sync: every worker has its data), while the WARM untimed steps run; and go off again at its
-    summary line (what is left is shutdown). They are on when this returns."""
+    (docs/results/lab-notes-experiments.md). They come on when the trainer prints its header
+    (after the initial parameter sync: every worker has its data), while the WARM untimed steps
+    run; and go off again at its summary line (what is left is shutdown). They are on when this
+    returns."""
     gate = "--cluster" in cmd
     with tempfile.TemporaryFile("w+") as errf:
         if gate:
