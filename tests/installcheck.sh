@@ -26,7 +26,10 @@ if [[ -z ${PSRING_INSTALLCHECK_HIDDEN:-} ]]; then
   # the installed files must not name the trees (the launcher's helper folder above all)
   [[ -n $libexec && -x $libexec/sweep ]] || fail "$P does not name an installed helper folder (libexec_dir: '$libexec')"
   [[ -f $libexec/pslib.sh ]] || fail "$libexec/pslib.sh is not installed"
-  [[ -f $libexec/psringlib/__init__.py && -f $libexec/psringlib/demo/__init__.py ]] || fail "$libexec/psringlib is not installed"
+  # every module of the package, as the source tree has it (a new one not listed in Makefile.am)
+  for f in $(cd "$src/experiments" && find psringlib -name "*.py" | sort); do
+    [[ -f $libexec/$f ]] || fail "$libexec/$f is not installed (list it in Makefile.am)"
+  done
   # (the install itself may lie inside a tree: make distcheck installs into the unpacked tarball)
   src=$(cd "$src" && pwd) build=$(cd "$build" && pwd) inside=0
   [[ $(cd "$bin" && pwd)/ == "$build"/* ]] && inside=1
