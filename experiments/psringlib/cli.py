@@ -34,10 +34,12 @@ class Parser(argparse.ArgumentParser):
     unknown: the refusal of a word no flag takes, with %s for the word ('unknown option '%s' (see
     psring CMD --help)' unless given); then a flag without its value says '--flag needs a value'.
     unknown=None keeps argparse's own wording of both ('unrecognized arguments: ...'). Flags are
-    whole words: no abbreviations (--top for --topology), as the launcher and the trainer take."""
+    whole words (no --top for --topology, as the launcher takes them) unless allow_abbrev=True
+    (the commands that took abbreviations before this parser: model, bench-vs-pytorch-cuda)."""
 
     def __init__(self, cmd, help_text=None, unknown="", **kw):
-        super().__init__(prog="psring " + cmd, add_help=help_text is None, allow_abbrev=False, **kw)
+        kw.setdefault("allow_abbrev", False)
+        super().__init__(prog="psring " + cmd, add_help=help_text is None, **kw)
         self.bad = complaint(cmd)
         self.unknown = "unknown option '%%s' (see psring %s --help)" % cmd if unknown == "" else unknown
         self.argv = []
