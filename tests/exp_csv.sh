@@ -9,7 +9,7 @@ scratch
 python3 - "$TOP_SRCDIR/experiments" "$SCRATCH/x.csv" <<'PY' || fail "python round trip"
 import sys
 sys.path.insert(0, sys.argv[1])
-from psringlib import results, stats
+from psringlib import results
 cols = ["a", "b", "c"]
 rows = [{"a": "784,512,10", "b": 'say "hi"', "c": "two\nlines"}, {"a": "", "b": "plain", "c": ",\"\","}]
 for r in rows:

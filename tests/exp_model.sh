@@ -75,7 +75,7 @@ printf 'format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\n
 "$MODEL" --calibration "$SCRATCH/cal.csv" --compare "$TOP_SRCDIR/tests/fixtures/demo_small.csv" --out "$SCRATCH/cmp.csv" >"$SCRATCH/out" \
   || { cat "$SCRATCH/out"; fail "--compare failed"; }
 python3 - "$SCRATCH/cmp.csv" <<'PY' || fail "--compare values"
-import sys; from psringlib import results, stats
+import sys; from psringlib import results
 rows = {(r["label"], r["workers"]): r for r in results.read_rows(sys.argv[1])}
 assert ("ring", "8") not in rows, "a failed run was compared"
 want = {  # (model step ms, step err %, model exchange ms, exchange err %)
@@ -93,7 +93,7 @@ PY
 grep -q "ps, 1 server host" "$SCRATCH/out" || fail "--compare printed no table"
 # two one-worker runs of the configuration: compute is their median (12 and 16 ms: 14 again)
 python3 - "$TOP_SRCDIR/tests/fixtures/demo_small.csv" "$SCRATCH/two.csv" <<'PY'
-import csv, sys; from psringlib import results, stats
+import csv, sys; from psringlib import results
 rows = results.read_rows(sys.argv[1])
 one = dict(rows[0], step_ms="12.0")
 ps1 = dict(rows[0], label="ps, 1 server host", topology="ps", servers="1", server_hosts="1", step_ms="20.0", exchange_ms="4.0")
@@ -107,7 +107,7 @@ grep -q '^ring,4,.*,19.400,' "$SCRATCH/cmp2.csv" || fail "compute is not the med
 # with a step alone on one full core (topology local, 10 ms) compute is that, not the one-worker
 # runs, and the step alone is the reference, not a compared point: ring N=4 at 19.4 - 14 + 10 ms
 python3 - "$SCRATCH/two.csv" "$SCRATCH/alone.csv" <<'PY'
-import csv, sys; from psringlib import results, stats
+import csv, sys; from psringlib import results
 rows = results.read_rows(sys.argv[1])
 alone = dict(rows[0], label="step alone", topology="local", fp16="0", step_ms="10.0", exchange_ms="0", wait_ms="0")
 with open(sys.argv[2], "w", newline="") as f:
@@ -122,7 +122,7 @@ grep -q '^ring,4,.*,15.400,' "$SCRATCH/cmp4.csv" || fail "compute is not the ste
 # steps_per_epoch a row records, a fast worker keeps the straggler's pace: compute (14 ms) later
 # than async's fast worker, who waits for nobody
 python3 - "$TOP_SRCDIR/tests/fixtures/demo_small.csv" "$SCRATCH/ssp.csv" <<'PY'
-import csv, sys; from psringlib import results, stats
+import csv, sys; from psringlib import results
 rows = results.read_rows(sys.argv[1])
 ps1 = next(r for r in rows if r["label"] == "ps, 1 server host")
 cols = list(rows[0]) + ["steps_per_epoch"]
@@ -135,7 +135,7 @@ with open(sys.argv[2], "w", newline="") as f:
 PY
 "$MODEL" --calibration "$SCRATCH/cal.csv" --compare "$SCRATCH/ssp.csv" --out "$SCRATCH/cmp5.csv" >/dev/null 2>&1 || fail "--compare on ssp rows failed"
 python3 - "$SCRATCH/cmp5.csv" <<'PY' || fail "ssp: the straggler's pace, whatever steps_per_epoch says"
-import sys; from psringlib import results, stats
+import sys; from psringlib import results
 rows = results.read_rows(sys.argv[1])
 m = sorted(float(r["model_step_ms"]) for r in rows if r["sync"] == "ssp")
 a = [float(r["model_step_ms"]) for r in rows if r["sync"] == "async"]
@@ -143,7 +143,7 @@ assert len(m) == 2 and len(a) == 1 and m[0] == m[1] and abs(m[0] - a[0] - 14.0) 
 PY
 # repeats of one configuration: one line, on their median (ring N=4 at 20, 30 and 22 ms: 22 ms)
 python3 - "$TOP_SRCDIR/tests/fixtures/demo_small.csv" "$SCRATCH/rep.csv" <<'PY'
-import csv, sys; from psringlib import results, stats
+import csv, sys; from psringlib import results
 rows = results.read_rows(sys.argv[1])
 ring4 = [r for r in rows if r["label"] == "ring" and r["workers"] == "4"][0]
 reps = [dict(ring4, step_ms=ms, exchange_ms=ex, wait_ms="0", repeat=str(i + 1))
@@ -155,7 +155,7 @@ with open(sys.argv[2], "w", newline="") as f:
 PY
 "$MODEL" --calibration "$SCRATCH/cal.csv" --compare "$SCRATCH/rep.csv" --out "$SCRATCH/cmp3.csv" >/dev/null 2>&1 || fail "--compare on repeats failed"
 python3 - "$SCRATCH/cmp3.csv" <<'PY' || fail "--compare on repeats: not one line on the medians"
-import sys; from psringlib import results, stats
+import sys; from psringlib import results
 ring4 = [r for r in results.read_rows(sys.argv[1]) if r["label"] == "ring" and r["workers"] == "4"]
 assert len(ring4) == 1, "%d lines for one configuration" % len(ring4)
 r = ring4[0]
@@ -168,7 +168,7 @@ PY
 python3 - "$TOP_SRCDIR/experiments" <<'PY' || fail "one-worker compute"
 import sys
 sys.path.insert(0, sys.argv[1])
-from psringlib import results, stats
+from psringlib import stats
 rows = [dict(topology=t, workers="1", straggler="1", step_ms=str(s), exchange_ms=str(e), step_samples_ms="1;2")
         for t, s, e in (("ring", 24, 0), ("ring", 24.5, 0), ("ring", 23.8, 0), ("ps", 24.5, 5), ("ps", 30, 2), ("ps", 23.2, 4))]
 rows += [dict(topology="ring", workers="2", straggler="1", step_ms="99", exchange_ms="0"),
@@ -213,7 +213,7 @@ printf 'key,value\nalpha_mpi,1e-5\n' >"$SCRATCH/old.csv"
 printf 'topology,workers\nring,2\n' >"$SCRATCH/cols.csv"
 printf 'format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-4,0,0,1000000000,8\n' >"$SCRATCH/beta0.csv"
 python3 - "$TOP_SRCDIR/tests/fixtures/demo_small.csv" "$SCRATCH" <<'PY'
-import csv, sys; from psringlib import results, stats
+import csv, sys; from psringlib import results
 rows = results.read_rows(sys.argv[1])
 for name, i, change in (("badcell", 1, dict(step_ms="nan")), ("noshard", [r["label"] for r in rows].index("ps, N colocated"), dict(servers="0"))):
     with open("%s/%s.csv" % (sys.argv[2], name), "w", newline="") as f:

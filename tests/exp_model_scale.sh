@@ -147,7 +147,7 @@ sed '/^independent check/q' "$SCRATCH/ship" | awk '/^median error/ { gsub(/[%,]/
 grep -Eq "^median error [0-9.]+%, worst [0-9.]+% \(hvd[a-z0-9-]*\), over 15 points" "$SCRATCH/ship" || fail "shipped check: $(tail -1 "$SCRATCH/ship")"
 python3 - "$DATA/published-scaling.csv" "$DATA/published-horovod.csv" <<'PY' || fail "shipped points: citations"
 import sys
-from psringlib import results, units
+from psringlib import results
 for path, least, sources in ((sys.argv[1], 15, 3), (sys.argv[2], 6, 1)):
     notes = []
     rows = results.read_rows(path, notes)
