@@ -41,7 +41,7 @@ cmp -s "$SCRATCH/echo.loss" "$SCRATCH/local.loss" || fail "echo's losses differ 
 [[ $(wc -l <"$SCRATCH/echo.loss") -eq 30 ]] || fail "expected 30 steps: $(wc -l <"$SCRATCH/echo.loss")"
 # the CSV's echo_note column: "hello" in echo's row, empty in local's (one header for both), read
 # by the one CSV reader
-notes=$(python3 -c 'import sys, pslib
-print(" ".join(r["topology"] + ":" + r["echo_note"] for r in pslib.read_rows(sys.argv[1])))' "$SCRATCH/r.csv")
+notes=$(python3 -c 'import sys; from psringlib import results
+print(" ".join(r["topology"] + ":" + r["echo_note"] for r in results.read_rows(sys.argv[1])))' "$SCRATCH/r.csv")
 [[ $notes == "echo:hello local:" ]] || fail "the CSV's topology and echo_note columns: $notes"
 pass "a test-only topology: its folder and one line in the list"
