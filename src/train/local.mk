@@ -7,14 +7,17 @@ noinst_HEADERS += src/train/options.h src/train/checkpoint.h src/train/metrics.h
 bin_PROGRAMS += psring-train
 # topology_list.c (the one list of topologies) and every topology's descriptor (TOPOLOGY_SOURCES,
 # added by each topology's local.mk) sit in the program: the trainer's library stays free of them.
-TRAIN_PROGRAM_SOURCES = src/train/train.c src/train/topology_list.c src/exchange/model_ops.c
+# train.c is main, run.c a run's set-up and teardown, loop.c the step and its drivers, report.c
+# the summary and the CSV row; they call model_ops.c, so they sit in the program with it
+TRAIN_PROGRAM_SOURCES = src/train/train.c src/train/run.c src/train/loop.c src/train/report.c \
+  src/train/topology_list.c src/exchange/model_ops.c
 psring_train_SOURCES = $(TRAIN_PROGRAM_SOURCES) $(TOPOLOGY_SOURCES)
 psring_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS)
 # in layer order, the trainer's first: train, the topologies, exchange, model, data, common; the
 # GPU libraries (empty without CUDA, see src/ring/local.mk) before them, CUDA's own after everything
 psring_train_LDADD = $(PSRING_CUDA_FIRST) $(PSRING_LIBS) $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) \
   -lpthread -lm $(PSRING_CUDA_LAST)
-noinst_HEADERS += src/exchange/model_ops.h
+noinst_HEADERS += src/exchange/model_ops.h src/train/run.h
 # every library a psring binary links, in link order (for tests and benchmarks too)
 PSRING_LIBS = src/train/libtrain.a $(TOPOLOGY_LIBS) src/exchange/libexchange.a src/model/libmodel.a \
   src/data/libdata.a src/common/libcommon.a

@@ -1,0 +1,226 @@
+/* run.c: a worker's run from its shape to its teardown: the step's shape, the data and its
+ * shard, the model, a resume from a checkpoint, the first parameter sync, the end of training,
+ * checkpoints and test accuracy. Each set-up function does one thing in the order main calls
+ * them (exchange.h fixes part of it: budget before state_set, state_set before sync_params).
+ * Not here: the step loop (loop.c), the summary and the CSV (report.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <math.h>
+#include "common/check.h"
+#include "common/timer.h"
+#include "model/optim.h"
+#include "train/run.h"
+
+/* the exchange's gradient memory (exchange.h grads_alloc), as the model's allocator */
+static float *grads_alloc_cb(void *ctx, size_t n) { exchange_t *ex = ctx; return ex->ops->grads_alloc(ex, n); }
+static void grads_free_cb(void *ctx, float *p) { exchange_t *ex = ctx; ex->ops->grads_free(ex, p); }
+
+/* the step's shape: per-worker micro-batch, micro-batches per step, global batch, target lr */
+void run_shape(run_t *r, const options_t *o, exchange_t *ex) {
+    memset(r, 0, sizeof *r);
+    r->o = o;
+    r->ex = ex;
+    r->N = ex->world_size;
+    if (o->scaling == SCALING_STRONG && o->batch % r->N != 0)
+        die_input("--scaling strong: --batch %d is not divisible by %d workers", o->batch, r->N);
+    r->b = o->scaling == SCALING_STRONG ? o->batch / r->N : o->batch;
+    r->K = o->accumulate;
+    r->global_batch = (long)r->b * r->N * r->K;
+    r->lr_target = o->lr_scale_linear ? o->lr * (float)r->global_batch / (float)(o->batch * r->K) : o->lr;
+    r->nparams = mlp_count_params(o->sizes, o->nsizes);
+    r->last_loss = NAN;
+}
+
+/* every worker loads the files (a shared path, as with Horovod) and takes its shard */
+void run_load_data(run_t *r) {
+    const options_t *o = r->o;
+    char err[1024];
+    if (dataset_load(&r->train, o->data_dir, "train", o->train_limit, err, sizeof err) != 0) die_input("%s", err);
+    if (dataset_load(&r->test, o->data_dir, "t10k", o->test_limit, err, sizeof err) != 0) die_input("%s", err);
+    if (r->train.dim != o->sizes[0])
+        die_input("--data %s: images have %d pixels but --layers starts with %d", o->data_dir, r->train.dim, o->sizes[0]);
+    if (sampler_init(&r->sampler, (size_t)r->train.count, r->N, r->ex->rank, o->seed, 1, o->drop_last) != 0)
+        die_input("cannot shard %d samples over %d workers", r->train.count, r->N);
+    sampler_set_kind(&r->sampler, o->sampler);
+    if (r->sampler.num_samples == 0)
+        die_input("--train-limit %d leaves no sample for each of %d workers with --drop-last", r->train.count, r->N);
+    r->layout.sampler = (uint32_t)o->sampler;
+    r->layout.workers = (uint32_t)r->N;
+    r->layout.batch = (uint32_t)r->b;
+    r->layout.drop_last = (uint32_t)o->drop_last;
+    r->layout.train_count = (uint64_t)r->train.count;
+    r->batches_per_epoch = ((long)r->sampler.num_samples + r->b - 1) / r->b;
+    r->steps_per_epoch = (r->batches_per_epoch + r->K - 1) / r->K;
+    r->warmup_steps = (long)(o->warmup_epochs * (float)r->steps_per_epoch);
+}
+
+void run_build_model(run_t *r) {
+    exchange_t *ex = r->ex;
+    /* gradients where the exchange moves them fastest (ring on one host: a shared window) */
+    mlp_allocator_t ga = { grads_alloc_cb, grads_free_cb, ex };
+    mlp_init_alloc(&r->m, r->o->sizes, r->o->nsizes, r->b, r->o->seed, ex->ops->grads_alloc ? &ga : NULL);
+    r->state = xcalloc(r->nparams * optim_state_per_param(&ex->optim), sizeof(float));
+    model_init(&r->md, &r->m, r->o->device, ex->local_rank);
+}
+
+/* --resume: parameters, optimizer state and the place in the data, refused when the model, the
+ * optimizer, the seed or the data layout differ (the same place in another layout is other data) */
+void run_resume(run_t *r) {
+    const options_t *o = r->o;
+    if (!o->resume[0]) return;
+    char err[1024];
+    checkpoint_header_t want = {0}, got;
+    want.nsizes = r->m.nsizes;
+    memcpy(want.sizes, r->m.sizes, sizeof(int) * (size_t)r->m.nsizes);
+    want.nparams = r->m.nparams;
+    want.state_per_param = (uint32_t)optim_state_per_param(&r->ex->optim);
+    want.optimizer = (uint32_t)r->ex->optim.kind;
+    if (checkpoint_load(o->resume, &want, &got, r->m.params, r->state, err, sizeof err) != 0) die_input("%s", err);
+    if (got.seed != o->seed) die_input("--resume %s: written with --seed %llu, this run has --seed %llu", o->resume,
+                                       (unsigned long long)got.seed, (unsigned long long)o->seed);
+    if (checkpoint_layout_mismatch(o->resume, &got, &r->layout, err, sizeof err) != 0) die_input("%s", err);
+    r->step = got.step;
+    r->start_epoch = got.epoch;
+    r->start_batch = got.batch_in_epoch;
+}
+
+/* an exchange whose workers do not meet at an epoch's end (exchange.h budget) ends the run on a
+ * sample budget they share (its own, or what --epochs would process; a resumed run what is left of
+ * it by worker 0's place), so a fast worker takes more steps than a slow one */
+static void run_plan_budget(run_t *r) {
+    const options_t *o = r->o;
+    exchange_t *ex = r->ex;
+    const uint64_t N = (uint64_t)r->N, b = (uint64_t)r->b;
+    const uint64_t epoch_samples = (uint64_t)r->sampler.num_samples * N;
+    const uint64_t resumed = (uint64_t)r->start_epoch * epoch_samples + (uint64_t)r->start_batch * b * N;
+    r->budget_total = ex->ops->budget ? ex->ops->budget(ex, (uint64_t)o->epochs * epoch_samples, resumed, b * (uint64_t)r->K) : 0;
+    r->budget = r->budget_total > 0;
+}
+
+/* every worker starts from worker 0's parameters (a resumed run's, restored on worker 0 first) */
+void run_sync(run_t *r) {
+    const options_t *o = r->o;
+    exchange_t *ex = r->ex;
+    run_plan_budget(r);
+    if (o->resume[0]) {
+        if (ex->rank == 0 && ex->ops->state_set(ex, r->m.params, r->state, r->nparams) != 0)
+            die("restoring optimizer state failed");
+        if (!o->quiet)
+            printf0("resumed from %s at step %ld (epoch %d, batch %d)\n", o->resume, r->step, r->start_epoch + 1,
+                    r->start_batch);
+    }
+    if (ex->ops->sync_params(ex, r->m.params, r->nparams) != 0) die("initial parameter sync failed");
+    model_params_to_device(&r->md);
+}
+
+/* the run's opening lines, the loss trace, the clocks; the first step may follow */
+void run_start(run_t *r) {
+    const options_t *o = r->o;
+    exchange_t *ex = r->ex;
+    if (!o->quiet)
+        printf0("psring-train: topology %s, %d worker%s x batch %d%s = global batch %ld, layers %s (%zu params), "
+                "lr %.4g%s, %ld steps/epoch\n",
+                ex->ops->name, r->N, r->N == 1 ? "" : "s", r->b, r->K > 1 ? " x accumulate" : "", r->global_batch,
+                o->layers_spec, r->nparams, (double)r->lr_target, r->warmup_steps ? " after warm-up" : "",
+                r->steps_per_epoch);
+    if (r->budget && !o->quiet)
+        printf0("sample budget: %llu samples shared by the workers (each goes on through its own epochs until it is spent)\n",
+                (unsigned long long)r->budget_total);
+    if (o->loss_log[0] && ex->rank == 0) {   /* a resumed run goes on with the trace it left */
+        r->losslog = fopen(o->loss_log, r->step > 0 ? "a" : "w");
+        if (!r->losslog) die_input("--loss-log %s: %s", o->loss_log, strerror(errno));
+    }
+    r->need_step_loss = o->loss_log[0] || o->log_every;
+    r->grc = (grad_ready_ctx_t){ ex, r->m.grads, 1.0f / (float)r->K };
+    r->overlap = ex->ops->grad_ready != NULL;   /* the exchange overlaps: it takes layers as they finish */
+    r->warm = o->timing_skip == 0;
+    r->wall0 = timer_now();
+    r->next_epoch = r->start_epoch;   /* where a checkpoint written before any step resumes */
+    r->next_batch = r->start_batch;
+    model_zero_grad(&r->md);
+}
+
+/* The checkpoint holds the place (r->next_epoch, r->next_batch) and the run's data layout
+ * (sampler, workers, per-worker batch, drop_last, train_count), recorded so that a resume under
+ * another layout can be refused (checkpoint_layout_mismatch). */
+void run_checkpoint(run_t *r) {
+    exchange_t *ex = r->ex;
+    /* state_get is called on worker 0 only (a PS pull) */
+    if (ex->rank != 0) return;
+    const mlp_t *m = &r->m;
+    model_params_to_host(&r->md);
+    if (ex->ops->state_get(ex, m->params, r->state, m->nparams) != 0) die("reading optimizer state for the checkpoint failed");
+    checkpoint_header_t h = r->layout;
+    h.nsizes = m->nsizes;
+    memcpy(h.sizes, m->sizes, sizeof(int) * (size_t)m->nsizes);
+    h.nparams = m->nparams;
+    h.state_per_param = (uint32_t)optim_state_per_param(&ex->optim);
+    h.step = r->step;
+    h.epoch = r->next_epoch;
+    h.batch_in_epoch = r->next_batch;
+    h.seed = r->o->seed;
+    h.optimizer = (uint32_t)ex->optim.kind;
+    char err[1024];
+    if (checkpoint_save(r->o->checkpoint, &h, m->params, r->state, err, sizeof err) != 0) die_at(NULL, 0, 1, "%s", err);
+}
+
+/* the test images [lo, hi) the model classifies right */
+double run_correct_in(run_t *r, const dataset_t *test, int lo, int hi) {
+    double correct = 0;
+    uint32_t idx[4096];
+    for (int i = lo; i < hi;) {
+        int n = hi - i < r->m.max_batch ? hi - i : r->m.max_batch;
+        if (n > 4096) n = 4096;
+        for (int j = 0; j < n; j++) idx[j] = (uint32_t)(i + j);
+        model_gather(&r->md, test, idx, n);
+        correct += model_correct(&r->md, n);
+        i += n;
+    }
+    return correct;
+}
+
+/* Test accuracy: each worker evaluates a contiguous slice of the test set, the exchange sums
+ * the counts, so evaluation costs the same on every worker and nobody waits on worker 0. */
+double run_evaluate(run_t *r) {
+    exchange_t *ex = r->ex;
+    int lo = (int)((long)r->test.count * ex->rank / ex->world_size);
+    int hi = (int)((long)r->test.count * (ex->rank + 1) / ex->world_size);
+    double v[2] = {run_correct_in(r, &r->test, lo, hi), (double)(hi - lo)};
+    if (ex->ops->average(ex, v, 2) != 0) die("averaging test accuracy across workers failed");
+    return v[1] > 0 ? v[0] / v[1] : 0.0;
+}
+
+static void write_raw(const char *path, const float *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) die_input("--dump-params %s: %s", path, strerror(errno));
+    if (fwrite(p, sizeof(float), n, f) != n || fclose(f) != 0)
+        die("--dump-params %s: write failed: %s", path, strerror(errno));
+}
+
+/* the end of training: the authoritative final parameters (a PS pulls them), their accuracy,
+ * the last checkpoint and --dump-params */
+void run_finish(run_t *r) {
+    const options_t *o = r->o;
+    exchange_t *ex = r->ex;
+    if (r->losslog) fclose(r->losslog);
+    r->losslog = NULL;
+    model_params_to_host(&r->md);
+    if (ex->ops->finish(ex, r->m.params, r->nparams) != 0) die("finishing the exchange failed");
+    model_params_to_device(&r->md);
+    r->wall = timer_now() - r->wall0;
+    r->test_acc = run_evaluate(r);
+    if (o->checkpoint[0]) run_checkpoint(r);
+    if (o->dump_params[0] && ex->rank == 0) write_raw(o->dump_params, r->m.params, r->nparams);
+}
+
+/* everything the set-up made; the exchange is the caller's (it outlives the run) */
+void run_free(run_t *r) {
+    free(r->state);
+    model_free(&r->md);
+    mlp_free(&r->m);
+    sampler_free(&r->sampler);
+    dataset_free(&r->train);
+    dataset_free(&r->test);
+}
