@@ -8,6 +8,9 @@ tests_test_train_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAG
 tests_test_train_LDADD = $(PSRING_CUDA_FIRST) $(PSRING_LIBS) $(CHECK_LIBS) $(PSRING_EXTERNAL_LIBS) $(PSRING_CUDA_LAST)
 TESTS += tests/test_train tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
 EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
+# a run on a sample budget (PS async: train's budget driver) resumes bit for bit
+TESTS += tests/train_budget_resume.sh
+EXTRA_DIST += tests/train_budget_resume.sh
 # the --ps-auth keyfile (src/ps/auth.c, from the PS library)
 check_PROGRAMS += tests/test_auth
 TESTS += tests/test_auth
