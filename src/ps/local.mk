@@ -15,9 +15,9 @@ tests_test_ps_SOURCES = tests/test_ps.c
 tests_test_ps_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZMQ_CFLAGS) -pthread
 tests_test_ps_LDADD = src/ps/libps.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
   $(CHECK_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
-TESTS += tests/ps_bsp_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh tests/ps_startup_death.sh \
+TESTS += tests/ps_bsp_equiv.sh tests/ps_sum_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh tests/ps_startup_death.sh \
   tests/ps_budget.sh
-EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh tests/ps_startup_death.sh \
+EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_sum_equiv.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh tests/ps_startup_death.sh \
   tests/ps_budget.sh
 
 # psring-bench-ps (source in src/bench, built from here: it is the PS's own benchmark)

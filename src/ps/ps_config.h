@@ -10,6 +10,9 @@
 
 typedef enum { SYNC_BSP, SYNC_ASYNC, SYNC_SSP } sync_mode_t;
 typedef enum { PS_TRANSPORT_TCP, PS_TRANSPORT_IPC } ps_transport_t;
+/* where the optimizer runs: on the servers, over their key ranges (ps-lite), or on every worker,
+ * the servers only summing (BytePS' summation service) */
+typedef enum { PS_MODE_OPTIMIZER, PS_MODE_SUM } ps_mode_t;
 
 typedef struct {
     uint64_t fingerprint;       /* of everything that must agree across ranks: compared at start-up */
@@ -25,6 +28,7 @@ typedef struct {
     int fp16;                   /* gradients and parameters travel as IEEE half */
     int chunk_kb;               /* bsp push/reply slice in KiB, 0 = whole shards */
     int credit;                 /* bsp: slices of a shard a worker has on the way, 0 = all at once */
+    ps_mode_t mode;             /* --ps-mode: optimizer on the servers, or sum only (bsp) */
     uint64_t samples;           /* async/ssp: the sample budget shared by the workers, 0 = the
                                  * trainer's (its epochs' samples) */
     const char *layers;         /* the layer list as the user wrote it, for messages */

@@ -16,6 +16,7 @@
 #include "common/watchdog.h"
 #include "common/mpi_check.h"
 #include "common/timer.h"
+#include "common/timeline.h"
 #include "common/parse.h"
 #include <limits.h>
 #include <mpi.h>
@@ -38,6 +39,10 @@ typedef struct {
     ps_transport_t transport;
     int fp16;
     size_t count;
+    /* --ps-mode sum: the servers answer the mean gradient (into mean) and this worker steps its
+     * own copy of the optimizer (state: count x optim_state_per_param), as a ring worker does */
+    int sum_only;
+    float *mean, *state;
     /* folded in from the servers' reports at finish, for report() and the result file */
     uint64_t bytes_per_server;   /* bytes in+out of the busiest server */
     double staleness_mean;       /* async/ssp: observed staleness (clocks), -1 where none */
@@ -57,7 +62,7 @@ static void abort_job(const char *line) {
     exit(1);
 }
 
-static int ps_sync_params(exchange_t *ex, float *params, size_t count) {
+static int ps_sync_params_only(exchange_t *ex, float *params, size_t count) {
     ps_impl_t *p = ex->impl;
     /* after a resume, INIT would zero the servers' optimizer state that STATE_SET just restored
      * (docs/results/lab-notes-src.md); worker 0 already holds the restored parameters and
@@ -68,11 +73,32 @@ static int ps_sync_params(exchange_t *ex, float *params, size_t count) {
     return 0;
 }
 
+/* --ps-mode sum: the optimizer state lives on the workers; after the parameters every worker but
+ * a resumed worker 0 takes the servers' copy of it (zero on a fresh run; a resumed run's state,
+ * which worker 0's STATE_SET left there) */
+static void sum_sync_state(exchange_t *ex) {
+    ps_impl_t *p = ex->impl;
+    if (!p->sum_only || (ex->rank == 0 && p->restored)) return;
+    ps_worker_state_get(p->worker, p->mean, p->state);
+}
+
+static int ps_sync_params(exchange_t *ex, float *params, size_t count) {
+    int rc = ps_sync_params_only(ex, params, count);
+    if (rc == 0) sum_sync_state(ex);
+    return rc;
+}
+
 static int ps_step(exchange_t *ex, float *params, float *grads, size_t count, float lr) {
     ps_impl_t *p = ex->impl;
     double t0 = timer_now();
-    int rc = ps_worker_step(p->worker, params, grads, lr);
-    ex->stats.exchange_s += timer_now() - t0;
+    int rc = ps_worker_step(p->worker, p->sum_only ? p->mean : params, grads, lr);
+    double t1 = timer_now();
+    ex->stats.exchange_s += t1 - t0;
+    if (p->sum_only && rc == 0) {   /* the mean gradient is in: this worker's own optimizer step */
+        optim_step(&ex->optim, params, p->mean, p->state, count, lr);
+        ex->stats.optimizer_s += timer_now() - t1;
+        timeline_event("optimizer", t1, timer_now());
+    }
     ex->stats.wait_s += ps_worker_last_wait(p->worker);
     ex->stats.steps++;
     ps_worker_counters(p->worker, &ex->stats.bytes_sent, &ex->stats.bytes_recv, NULL);
@@ -119,12 +145,17 @@ static int ps_serve(exchange_t *ex) {
 
 static int ps_state_get(exchange_t *ex, float *params, float *state, size_t count) {
     ps_impl_t *p = ex->impl;
+    if (p->sum_only) {   /* the workers hold the parameters and the optimizer state */
+        memcpy(state, p->state, count * optim_state_per_param(&ex->optim) * sizeof(float));
+        return 0;
+    }
     return ps_worker_state_get(p->worker, params, state);
 }
 
 static int ps_state_set(exchange_t *ex, const float *params, const float *state, size_t count) {
     ps_impl_t *p = ex->impl;
     if (ex->rank == 0) p->restored = 1;
+    if (p->sum_only) memcpy(p->state, state, count * optim_state_per_param(&ex->optim) * sizeof(float));
     return ps_worker_state_set(p->worker, params, state, ex->rank == 0);
 }
 
@@ -147,7 +178,7 @@ static int ps_finish(exchange_t *ex, float *params, size_t count) {
         if (r[PS_ST_STALE_MAX] > mx) mx = r[PS_ST_STALE_MAX];
         if ((int)r[PS_ST_NLOST] > lost) lost = (int)r[PS_ST_NLOST];
     }
-    ex->stats.optimizer_s = apply / S;
+    if (!p->sum_only) ex->stats.optimizer_s = apply / S;   /* sum: the workers' own */
     p->bytes_per_server = (uint64_t)busiest;
     p->staleness_mean = n > 0 ? sum / n : -1;
     p->staleness_max = n > 0 ? (int)mx : -1;
@@ -190,6 +221,8 @@ static void ps_free(exchange_t *ex) {
     if (p) {
         if (p->worker) ps_worker_free(p->worker);
         if (p->server) ps_server_free(p->server);
+        free(p->mean);
+        free(p->state);
         if (p->zctx) zmqCheck(zmq_ctx_term(p->zctx));
         /* MPI_Finalize synchronises with every rank, the dead one too: under mpirun
          * --enable-recovery it then hangs (seen 1 run in 3 in experiments/faults). Nothing is
@@ -206,6 +239,7 @@ static void ps_report(exchange_t *ex, exchange_report_t *r) {
     if (p->sync == SYNC_SSP) exchange_report_set(r, "staleness", "%d", p->staleness);
     exchange_report_set(r, "servers", "%d", p->nservers);
     exchange_report_set(r, "transport", "%s", ps_transport_name(p->transport));
+    exchange_report_set(r, "ps_mode", "%s", p->sum_only ? "sum" : "optimizer");
     exchange_report_set(r, "bytes_per_server", "%llu", (unsigned long long)p->bytes_per_server);
     if (p->staleness_mean >= 0) {
         exchange_report_set(r, "staleness_mean", "%.3f", p->staleness_mean);
@@ -322,6 +356,7 @@ static exchange_t *ps_exchange_new(const ps_config_t *c, size_t count, int rank,
     p->staleness = c->staleness;
     p->transport = c->transport;
     p->fp16 = c->fp16;
+    p->sum_only = c->mode == PS_MODE_SUM;
     p->staleness_mean = -1;
     p->staleness_max = -1;
     p->count = count;
@@ -349,7 +384,7 @@ static void start_server(exchange_t *ex, const ps_config_t *c, size_t count, lon
         .staleness = c->staleness, .peer_timeout = timeout, .optim = ex->optim,
         .worker_rank_base = S, .quiet = c->quiet, .on_fatal = abort_job,
         .stall_warn = c->stall_warn, .auth = p->auth_on ? &p->auth : NULL,
-        .chunk = ps_chunk_elems(c),
+        .chunk = ps_chunk_elems(c), .sum_only = c->mode == PS_MODE_SUM,
     };
     p->server = ps_server_create(p->zctx, &sc, want, mine, EP_LEN);
     write_endpoint(rank, mine);
@@ -369,6 +404,10 @@ static void start_worker(exchange_t *ex, const ps_config_t *c, size_t count, cha
         .chunk = ps_chunk_elems(c), .credit = c->credit, .bsp = c->sync == SYNC_BSP,
     };
     p->worker = ps_worker_create(p->zctx, &wc, eps);
+    if (p->sum_only) {
+        p->mean = xcalloc(count ? count : 1, sizeof(float));
+        p->state = xcalloc(count * optim_state_per_param(&ex->optim) + 1, sizeof(float));
+    }
     free(eps);
 }
 

@@ -9,7 +9,7 @@
 #include "ps/ps_exchange.h"
 
 typedef struct {
-    int servers, sync, staleness, transport, fp16, chunk_kb, credit;
+    int servers, sync, staleness, transport, fp16, chunk_kb, credit, mode;
     long samples;
     float peer_timeout;   /* 0 = not given: the exchange's default, which a launcher may scale */
     char bind[256];       /* "" = not given: 127.0.0.1, or the emulated cluster's subnet */
@@ -19,11 +19,15 @@ typedef struct {
 #define AT(field) offsetof(ps_flags_t, field), sizeof(((ps_flags_t *)0)->field)
 static const char *const sync_words[] = {"bsp", "async", "ssp", NULL};   /* sync_mode_t */
 static const char *const transport_words[] = {"tcp", "ipc", NULL};      /* ps_transport_t */
+static const char *const mode_words[] = {"optimizer", "sum", NULL};     /* ps_mode_t */
 
 static const opttab_row_t ps_rows[] = {
     OPT_SECTION("Parameter server (--topology ps)"),
     OPT_INT("servers", AT(servers), 1, 4096, "must be an integer >= 1", OPT_AGREE, "--servers S", "the first S ranks are servers, the rest workers (default 1)"),
     OPT_CHOICE("sync", AT(sync), sync_words, OPT_AGREE, "--sync bsp|async|ssp", "synchronisation (default bsp)"),
+    OPT_CHOICE("ps-mode", AT(mode), mode_words, OPT_AGREE, "--ps-mode optimizer|sum", "optimizer: the servers run the optimizer on their key ranges (ps-lite);\n"
+               "sum: bsp, the servers only sum and every worker runs the optimizer\n"
+               "(BytePS' summation service) (default optimizer)"),
     OPT_INT("staleness", AT(staleness), 0, 1 << 20, "must be an integer >= 0", OPT_AGREE, "--staleness K", "ssp: max clocks a worker may run ahead of the slowest (default 2)"),
     OPT_LONG("samples", AT(samples), 1, 1L << 50, "must be an integer >= 1", OPT_AGREE, "--samples N", "async/ssp: train on N samples in all, shared by the workers (default:\n"
            "--epochs x the samples of an epoch); each worker goes on through its\n"
@@ -57,6 +61,8 @@ static int ps_check(const void *cfg, const topology_common_t *c, char *err, size
     if (f->samples && f->sync == SYNC_BSP)
         FAIL("--samples applies to --topology ps --sync async or ssp only (bsp and the ring keep epochs)");
     if (c->device == DEVICE_CUDA && f->fp16) FAIL("--fp16 is not implemented for --device cuda");
+    if (f->mode == PS_MODE_SUM && f->sync != SYNC_BSP)
+        FAIL("--ps-mode sum needs --sync bsp (a summation service answers a round of every worker's gradient)");
     if (c->check_files && f->auth[0] && stat(f->auth, &st) != 0)
         FAIL("--ps-auth %s: no such file (make one with: psring keygen %s)", f->auth, f->auth);
     return 0;
@@ -83,13 +89,13 @@ static exchange_t *ps_create(const void *cfg, const topology_common_t *c, size_t
         .fingerprint = c->fingerprint, .optim = c->optim, .servers = f->servers, .sync = (sync_mode_t)f->sync,
         .staleness = f->staleness, .transport = (ps_transport_t)f->transport, .bind = f->bind,
         .peer_timeout = f->peer_timeout, .stall_warn = c->stall_warn, .auth = f->auth, .fp16 = f->fp16,
-        .chunk_kb = f->chunk_kb, .credit = f->credit, .samples = (uint64_t)f->samples, .layers = c->layers,
+        .chunk_kb = f->chunk_kb, .credit = f->credit, .mode = (ps_mode_t)f->mode, .samples = (uint64_t)f->samples, .layers = c->layers,
         .quiet = c->quiet,
     };
     return exchange_ps_create(&pc, count);
 }
 
-static const char *const ps_columns[] = { "sync", "staleness", "servers", "transport", "fp16", "bytes_per_server",
+static const char *const ps_columns[] = { "sync", "ps_mode", "staleness", "servers", "transport", "fp16", "bytes_per_server",
                                           "staleness_mean", "staleness_max", "lost_workers", NULL };
 
 const topology_t topology_ps = {

@@ -27,6 +27,9 @@ typedef struct {
     size_t chunk;                /* bsp slice in elements (--ps-chunk-kb): pushes and replies travel and are
                                   * applied slice by slice; 0 = whole shard. Ignored (whole shard) for
                                   * async/ssp and LARS. Workers must use the same value. */
+    int sum_only;                /* bsp: a round answers each slice with the mean of the workers'
+                                  * gradients instead of stepping the optimizer (BytePS' summation
+                                  * service; every worker runs the optimizer) */
 } ps_server_config_t;
 
 /* Staleness histogram buckets: 0..PS_HIST-2 exact, last bucket ">=". */

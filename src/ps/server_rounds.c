@@ -97,15 +97,18 @@ void server_release_ssp(ps_server_t *s) {
 
 /* bsp: every worker's slice k is in (summed, scaled into acc): step that sub-range and answer
  * it; the round ends with its last slice. The optimizer is element-wise (SGD, Adam), so
- * stepping slice by slice gives the same numbers as one step over the shard. */
+ * stepping slice by slice gives the same numbers as one step over the shard. A summation
+ * service (sum_only) answers with the mean gradient itself: the reply buffer (params) takes acc,
+ * and the workers step. */
 static void apply_slice(ps_server_t *s, int k) {
     double t0 = timer_now();
     size_t off, n;
     server_slice_range(s, k, &off, &n);
     server_wait_counter(s, &s->ck_inflight[k]);  /* last round's replies of this slice are out */
-    optim_step_at(&s->c.optim, s->params + off, s->acc + off, s->state + s->spp * off, n, s->round_lr, s->lo + off);
+    if (s->c.sum_only) memcpy(s->params + off, s->acc + off, n * sizeof(float));
+    else optim_step_at(&s->c.optim, s->params + off, s->acc + off, s->state + s->spp * off, n, s->round_lr, s->lo + off);
     s->apply_s += timer_now() - t0;
-    timeline_event("server-apply", t0, timer_now());
+    timeline_event(s->c.sum_only ? "server-sum" : "server-apply", t0, timer_now());
     s->ck_pushed[k] = 0;
     int end = ++s->ck_done == s->nck;
     if (end) {
