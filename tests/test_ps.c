@@ -14,6 +14,7 @@
 #include "ps/wire.h"
 #include "ps/server.h"
 #include "ps/worker.h"
+#include "ps/placement.h"
 #include "model/optim.h"
 #include "common/rng.h"
 #include "common/half.h"
@@ -36,6 +37,56 @@ START_TEST(test_shard_ranges) {
             ck_assert_msg(next == count, "count %zu S %d: shards cover %zu", count, S, next);
             ck_assert_msg(mx - mn <= 1, "count %zu S %d: shard sizes %zu..%zu", count, S, mn, mx);
         }
+}
+END_TEST
+
+/* BytePS' placement: x* = min(1, 2K(N-1)/(N^2+KN-2K)) by hand at N = 2, 4, 8 and K = 0, 1, 2 */
+static const struct { int N, K; double x; } byteps_shares[] = {
+    {2, 0, 0.0}, {2, 1, 2.0 / 4}, {2, 2, 1.0}, {4, 0, 0.0}, {4, 1, 6.0 / 18}, {4, 2, 12.0 / 20},
+    {8, 0, 0.0}, {8, 1, 14.0 / 70}, {8, 2, 28.0 / 76}, {1, 2, 0.0},
+};
+
+START_TEST(test_byteps_share) {
+    double x = ps_byteps_share(byteps_shares[_i].N, byteps_shares[_i].K);
+    ck_assert_msg(fabs(x - byteps_shares[_i].x) < 1e-12, "N %d K %d: x* %.15g, by hand %.15g", byteps_shares[_i].N,
+                  byteps_shares[_i].K, x, byteps_shares[_i].x);
+}
+END_TEST
+
+/* the placement's key ranges: contiguous, covering, the K spare servers' share x* of the keys
+ * (evenly), the N others' the rest (evenly); K = 0 is the even split */
+START_TEST(test_byteps_ranges) {
+    static const size_t counts[] = { 1000, 4097, 305290, 1u << 20 };
+    for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+        for (int N = 2; N <= 8; N *= 2)
+            for (int K = 0; K <= 2; K++) {
+                size_t count = counts[ci], next = 0, spare = 0, mn[2] = {(size_t)-1, (size_t)-1}, mx[2] = {0, 0};
+                for (int s = 0; s < N + K; s++) {
+                    size_t lo, len, even_lo, even_len;
+                    ps_key_range(NULL, count, N + K, K, s, &lo, &len);
+                    ck_assert_msg(lo == next, "count %zu N %d K %d: server %d starts at %zu, want %zu", count, N, K, s, lo, next);
+                    next = lo + len;
+                    int own = s >= N;
+                    if (own) spare += len;
+                    if (len < mn[own]) mn[own] = len;
+                    if (len > mx[own]) mx[own] = len;
+                    ps_shard_range(count, N + K, s, &even_lo, &even_len);
+                    ck_assert_msg(K > 0 || (lo == even_lo && len == even_len), "K 0 must be the even split");
+                }
+                ck_assert_msg(next == count, "count %zu N %d K %d: the servers cover %zu", count, N, K, next);
+                ck_assert_msg(fabs((double)spare - ps_byteps_share(N, K) * (double)count) <= 0.5,
+                              "count %zu N %d K %d: the spare hosts hold %zu, x* says %.1f", count, N, K, spare,
+                              ps_byteps_share(N, K) * (double)count);
+                ck_assert_msg(mx[0] - mn[0] <= 1 && (K == 0 || mx[1] - mn[1] <= 1), "count %zu N %d K %d: uneven within a group",
+                              count, N, K);
+            }
+    /* N = 4, K = 1 of 1000 keys by hand: 333 on the spare host, 667 as 166, 167, 167, 167 */
+    static const size_t want_lo[] = {0, 166, 333, 500, 667}, want_len[] = {166, 167, 167, 167, 333};
+    for (int s = 0; s < 5; s++) {
+        size_t lo, len;
+        ps_key_range(NULL, 1000, 5, 1, s, &lo, &len);
+        ck_assert_msg(lo == want_lo[s] && len == want_len[s], "server %d: [%zu, +%zu)", s, lo, len);
+    }
 }
 END_TEST
 
@@ -628,7 +679,8 @@ START_TEST(test_server_rejects_bad_slices) {
 END_TEST
 
 static Suite *suite_ps(void) {
-    const unit_test_t shard[] = {UNIT_TEST(test_shard_ranges)};
+    const unit_test_t shard[] = {UNIT_TEST(test_shard_ranges), UNIT_LOOP(test_byteps_share, UNIT_LEN(byteps_shares)),
+                                 UNIT_TEST(test_byteps_ranges)};
     const unit_test_t wire[] = {UNIT_TEST(test_wire_roundtrip), UNIT_TEST(test_wire_malformed),
                                   UNIT_TEST(test_wire_old_version), UNIT_TEST(test_wire_fuzz)};
     const unit_test_t server[] = {

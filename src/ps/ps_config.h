@@ -29,6 +29,8 @@ typedef struct {
     int chunk_kb;               /* bsp push/reply slice in KiB, 0 = whole shards */
     int credit;                 /* bsp: slices of a shard a worker has on the way, 0 = all at once */
     ps_mode_t mode;             /* --ps-mode: optimizer on the servers, or sum only (bsp) */
+    int byteps;                 /* --byteps K: BytePS' placement with K spare server hosts
+                                 * (placement.h); -1: the even split */
     uint64_t samples;           /* async/ssp: the sample budget shared by the workers, 0 = the
                                  * trainer's (its epochs' samples) */
     const char *layers;         /* the layer list as the user wrote it, for messages */

@@ -12,6 +12,7 @@
 #include "worker.h"
 #include "auth.h"
 #include "zcheck.h"
+#include "ps/placement.h"
 #include "common/fingerprint.h"
 #include "common/watchdog.h"
 #include "common/mpi_check.h"
@@ -43,6 +44,7 @@ typedef struct {
      * own copy of the optimizer (state: count x optim_state_per_param), as a ring worker does */
     int sum_only;
     float *mean, *state;
+    int spare;                   /* --byteps K, -1 without */
     /* folded in from the servers' reports at finish, for report() and the result file */
     uint64_t bytes_per_server;   /* bytes in+out of the busiest server */
     double staleness_mean;       /* async/ssp: observed staleness (clocks), -1 where none */
@@ -60,6 +62,30 @@ static void abort_job(const char *line) {
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     exit(1);
+}
+
+/* the parameters each server holds, "A/B/..." (the CSV's ps_split) */
+static void ps_split(exchange_t *ex, char *out, size_t outlen) {
+    ps_impl_t *p = ex->impl;
+    out[0] = 0;
+    for (int s = 0; s < p->nservers; s++) {
+        size_t lo, len, u = strlen(out);
+        ps_key_range(&ex->optim, p->count, p->nservers, p->spare, s, &lo, &len);
+        snprintf(out + u, outlen - u, "%s%zu", s ? "/" : "", len);
+    }
+}
+
+/* --byteps: the split, once, by worker 0 */
+static void say_placement(exchange_t *ex) {
+    ps_impl_t *p = ex->impl;
+    if (p->spare < 0 || ex->rank != 0 || p->quiet) return;
+    int N = p->nservers - p->spare;
+    size_t lo, a, b = 0;
+    ps_key_range(&ex->optim, p->count, p->nservers, p->spare, 0, &lo, &a);
+    if (p->spare > 0) ps_key_range(&ex->optim, p->count, p->nservers, p->spare, N, &lo, &b);
+    printf("ps: BytePS placement over %d worker hosts and %d of their own: servers 0..%d hold %zu parameters each "
+           "(+-1), %d..%d %zu (x* = %.4f)\n", N, p->spare, N - 1, a, N, p->nservers - 1, b, ps_byteps_share(N, p->spare));
+    fflush(stdout);
 }
 
 static int ps_sync_params_only(exchange_t *ex, float *params, size_t count) {
@@ -83,6 +109,7 @@ static void sum_sync_state(exchange_t *ex) {
 }
 
 static int ps_sync_params(exchange_t *ex, float *params, size_t count) {
+    say_placement(ex);
     int rc = ps_sync_params_only(ex, params, count);
     if (rc == 0) sum_sync_state(ex);
     return rc;
@@ -240,6 +267,9 @@ static void ps_report(exchange_t *ex, exchange_report_t *r) {
     exchange_report_set(r, "servers", "%d", p->nservers);
     exchange_report_set(r, "transport", "%s", ps_transport_name(p->transport));
     exchange_report_set(r, "ps_mode", "%s", p->sum_only ? "sum" : "optimizer");
+    char split[256];
+    ps_split(ex, split, sizeof split);
+    exchange_report_set(r, "ps_split", "%s", split);
     exchange_report_set(r, "bytes_per_server", "%llu", (unsigned long long)p->bytes_per_server);
     if (p->staleness_mean >= 0) {
         exchange_report_set(r, "staleness_mean", "%.3f", p->staleness_mean);
@@ -316,6 +346,20 @@ static void check_servers(const ps_config_t *c, size_t count, int rank, int size
         snprintf(msg, sizeof msg, "--topology ps needs 1 <= --servers < number of processes (got --servers %d with %d processes)", S, size);
         bad_start(rank, started, msg);
     }
+    if (c->byteps >= 0 && S - c->byteps != size - S) {
+        snprintf(msg, sizeof msg, "--byteps %d: %d processes with --servers %d make %d workers, but the placement puts a "
+                 "server on every worker host plus %d: --servers %d", c->byteps, size, S, size - S, c->byteps, size - S + c->byteps);
+        bad_start(rank, started, msg);
+    }
+    for (int s = 0; c->byteps > 0 && s < S; s++) {
+        size_t lo, len;
+        ps_key_range(&c->optim, count, S, c->byteps, s, &lo, &len);
+        if (len == 0) {
+            snprintf(msg, sizeof msg, "--byteps %d: the placement leaves server %d none of the %zu parameters (x* = %.3f)",
+                     c->byteps, s, count, ps_byteps_share(S - c->byteps, c->byteps));
+            bad_start(rank, started, msg);
+        }
+    }
     /* LARS: each server holds whole layers (optim_shard_range), so S <= weight/bias segments */
     const optim_config_t oc = c->optim;
     size_t lo, len;
@@ -357,6 +401,7 @@ static exchange_t *ps_exchange_new(const ps_config_t *c, size_t count, int rank,
     p->transport = c->transport;
     p->fp16 = c->fp16;
     p->sum_only = c->mode == PS_MODE_SUM;
+    p->spare = c->byteps;
     p->staleness_mean = -1;
     p->staleness_max = -1;
     p->count = count;
@@ -384,7 +429,7 @@ static void start_server(exchange_t *ex, const ps_config_t *c, size_t count, lon
         .staleness = c->staleness, .peer_timeout = timeout, .optim = ex->optim,
         .worker_rank_base = S, .quiet = c->quiet, .on_fatal = abort_job,
         .stall_warn = c->stall_warn, .auth = p->auth_on ? &p->auth : NULL,
-        .chunk = ps_chunk_elems(c), .sum_only = c->mode == PS_MODE_SUM,
+        .chunk = ps_chunk_elems(c), .sum_only = c->mode == PS_MODE_SUM, .spare = c->byteps,
     };
     p->server = ps_server_create(p->zctx, &sc, want, mine, EP_LEN);
     write_endpoint(rank, mine);
@@ -401,7 +446,7 @@ static void start_worker(exchange_t *ex, const ps_config_t *c, size_t count, cha
         .state_per_param = optim_state_per_param(&ex->optim), .fp16 = c->fp16,
         .peer_timeout = timeout, .mpi_rank = ex->process_rank, .server_rank_base = 0, .on_fatal = abort_job,
         .auth = p->auth_on ? &p->auth : NULL, .optim = &ex->optim,
-        .chunk = ps_chunk_elems(c), .credit = c->credit, .bsp = c->sync == SYNC_BSP,
+        .chunk = ps_chunk_elems(c), .credit = c->credit, .bsp = c->sync == SYNC_BSP, .spare = c->byteps,
     };
     p->worker = ps_worker_create(p->zctx, &wc, eps);
     if (p->sum_only) {

@@ -9,7 +9,7 @@
 #include "ps/ps_exchange.h"
 
 typedef struct {
-    int servers, sync, staleness, transport, fp16, chunk_kb, credit, mode;
+    int servers, sync, staleness, transport, fp16, chunk_kb, credit, mode, byteps;
     long samples;
     float peer_timeout;   /* 0 = not given: the exchange's default, which a launcher may scale */
     char bind[256];       /* "" = not given: 127.0.0.1, or the emulated cluster's subnet */
@@ -28,6 +28,9 @@ static const opttab_row_t ps_rows[] = {
     OPT_CHOICE("ps-mode", AT(mode), mode_words, OPT_AGREE, "--ps-mode optimizer|sum", "optimizer: the servers run the optimizer on their key ranges (ps-lite);\n"
                "sum: bsp, the servers only sum and every worker runs the optimizer\n"
                "(BytePS' summation service) (default optimizer)"),
+    OPT_INT("byteps", AT(byteps), 0, 4096, "must be a count of spare server hosts >= 0", OPT_AGREE, "--byteps K", "BytePS' placement: a server on every worker host plus K on hosts of\n"
+            "their own, which hold x* = 2K(N-1)/(N^2+KN-2K) of the parameters;\n"
+            "--servers N+K for N workers (default: the even split)"),
     OPT_INT("staleness", AT(staleness), 0, 1 << 20, "must be an integer >= 0", OPT_AGREE, "--staleness K", "ssp: max clocks a worker may run ahead of the slowest (default 2)"),
     OPT_LONG("samples", AT(samples), 1, 1L << 50, "must be an integer >= 1", OPT_AGREE, "--samples N", "async/ssp: train on N samples in all, shared by the workers (default:\n"
            "--epochs x the samples of an epoch); each worker goes on through its\n"
@@ -50,7 +53,7 @@ static const opttab_row_t ps_rows[] = {
 static void ps_defaults(void *cfg) {
     ps_flags_t *f = cfg;
     *f = (ps_flags_t){ .servers = 1, .sync = SYNC_BSP, .staleness = 2, .transport = PS_TRANSPORT_TCP,
-                       .chunk_kb = PS_CHUNK_KB_DEFAULT, .credit = PS_CREDIT_DEFAULT };
+                       .chunk_kb = PS_CHUNK_KB_DEFAULT, .credit = PS_CREDIT_DEFAULT, .byteps = -1 };
 }
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
@@ -61,6 +64,10 @@ static int ps_check(const void *cfg, const topology_common_t *c, char *err, size
     if (f->samples && f->sync == SYNC_BSP)
         FAIL("--samples applies to --topology ps --sync async or ssp only (bsp and the ring keep epochs)");
     if (c->device == DEVICE_CUDA && f->fp16) FAIL("--fp16 is not implemented for --device cuda");
+    if (f->byteps >= 0 && f->byteps >= f->servers)
+        FAIL("--byteps %d needs --servers above it: a server on every worker host plus %d (got --servers %d)", f->byteps, f->byteps, f->servers);
+    if (f->byteps > 0 && c->optim.kind == OPTIM_LARS && f->mode != PS_MODE_SUM)
+        FAIL("--byteps with --optimizer lars needs --ps-mode sum (LARS on the servers needs whole tensors on each)");
     if (f->mode == PS_MODE_SUM && f->sync != SYNC_BSP)
         FAIL("--ps-mode sum needs --sync bsp (a summation service answers a round of every worker's gradient)");
     if (c->check_files && f->auth[0] && stat(f->auth, &st) != 0)
@@ -72,6 +79,9 @@ static int ps_processes(const void *cfg, int np, char *err, size_t errlen) {
     const ps_flags_t *f = cfg;
     if (np && np <= f->servers)
         FAIL("--topology ps with -np %d and --servers %d leaves no worker (need -np > servers)", np, f->servers);
+    if (np && f->byteps >= 0 && f->servers - f->byteps != np - f->servers)
+        FAIL("--byteps %d: -np %d with --servers %d makes %d workers, but the placement puts a server on every worker "
+             "host plus %d: --servers %d", f->byteps, np, f->servers, np - f->servers, f->byteps, np - f->servers + f->byteps);
     return 0;
 }
 
@@ -89,13 +99,13 @@ static exchange_t *ps_create(const void *cfg, const topology_common_t *c, size_t
         .fingerprint = c->fingerprint, .optim = c->optim, .servers = f->servers, .sync = (sync_mode_t)f->sync,
         .staleness = f->staleness, .transport = (ps_transport_t)f->transport, .bind = f->bind,
         .peer_timeout = f->peer_timeout, .stall_warn = c->stall_warn, .auth = f->auth, .fp16 = f->fp16,
-        .chunk_kb = f->chunk_kb, .credit = f->credit, .mode = (ps_mode_t)f->mode, .samples = (uint64_t)f->samples, .layers = c->layers,
+        .chunk_kb = f->chunk_kb, .credit = f->credit, .mode = (ps_mode_t)f->mode, .byteps = f->byteps, .samples = (uint64_t)f->samples, .layers = c->layers,
         .quiet = c->quiet,
     };
     return exchange_ps_create(&pc, count);
 }
 
-static const char *const ps_columns[] = { "sync", "ps_mode", "staleness", "servers", "transport", "fp16", "bytes_per_server",
+static const char *const ps_columns[] = { "sync", "ps_mode", "ps_split", "staleness", "servers", "transport", "fp16", "bytes_per_server",
                                           "staleness_mean", "staleness_max", "lost_workers", NULL };
 
 const topology_t topology_ps = {

@@ -24,6 +24,7 @@
  * the poll loop; the rest is split by concern (server_impl.h names the files).
  * Deliberately not here: MPI (the exchange does start-up and aborts), server replication. */
 #include "server_impl.h"
+#include "ps/placement.h"
 #include "common/timer.h"
 #include <errno.h>
 #include <string.h>
@@ -36,9 +37,7 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     s->c = *c;
     if (s->c.peer_timeout <= 0) s->c.peer_timeout = 10;
     int N = c->nworkers;
-    /* LARS needs whole weight matrices on one server (their norms); others split evenly */
-    if (optim_shard_range(&c->optim, c->total, c->nservers, c->index, &s->lo, &s->len) != 0)
-        ps_shard_range(c->total, c->nservers, c->index, &s->lo, &s->len);
+    ps_key_range(&c->optim, c->total, c->nservers, c->spare, c->index, &s->lo, &s->len);
     s->spp = optim_state_per_param(&c->optim);
     s->params = xcalloc(s->len, sizeof(float));
     s->state = xcalloc(s->len * s->spp, sizeof(float));

@@ -27,6 +27,7 @@ typedef struct {
     size_t chunk;                /* bsp slice in elements (--ps-chunk-kb): pushes and replies travel and are
                                   * applied slice by slice; 0 = whole shard. Ignored (whole shard) for
                                   * async/ssp and LARS. Workers must use the same value. */
+    int spare;                   /* --byteps K: the last K servers are spare hosts' (placement.h); -1: even */
     int sum_only;                /* bsp: a round answers each slice with the mean of the workers'
                                   * gradients instead of stepping the optimizer (BytePS' summation
                                   * service; every worker runs the optimizer) */

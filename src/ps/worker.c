@@ -4,6 +4,7 @@
  * for peer_timeout seconds. Deliberately not here: retries (a lost server is fatal). */
 #include "worker.h"
 #include "wire.h"
+#include "ps/placement.h"
 #include "auth.h"
 #include "zcheck.h"
 #include "common/half.h"
@@ -139,8 +140,7 @@ ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *con
     for (int s = 0; s < S; s++) {
         w->endpoints[s] = strdup(endpoints[s]);
         if (!w->endpoints[s]) die("out of memory");
-        if (!c->optim || optim_shard_range(c->optim, c->total, S, s, &w->lo[s], &w->len[s]) != 0)
-            ps_shard_range(c->total, S, s, &w->lo[s], &w->len[s]);
+        ps_key_range(c->optim, c->total, S, c->spare, s, &w->lo[s], &w->len[s]);
         w->ck[s] = whole || c->chunk >= w->len[s] ? (w->len[s] ? w->len[s] : 1) : c->chunk;
         w->nchunks[s] = w->len[s] ? (int)((w->len[s] + w->ck[s] - 1) / w->ck[s]) : 0;
         w->got[s] = xcalloc(w->nchunks[s] + 1, 1);

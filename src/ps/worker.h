@@ -25,6 +25,7 @@ typedef struct {
                                 * equal the servers' value; LARS always sends whole shards */
     int credit;                /* bsp: slices of a shard on their way before its answers return; 0 = all */
     int bsp;                   /* the servers run bsp rounds: each push goes after a ready header (their wait) */
+    int spare;                 /* --byteps K: the last K servers are spare hosts' (placement.h); -1: even */
 } ps_worker_config_t;
 
 ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *const *endpoints);
