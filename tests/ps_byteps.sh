@@ -7,6 +7,7 @@
 # mpirun alone.
 . "$(dirname "$0")/common.sh"
 DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
+export PSRING_BUILDDIR=$TOP_BUILDDIR   # the launcher's programs (make distcheck builds outside the tree)
 scratch
 common="--batch 64 --steps 50 --train-limit 3200 --data $DATA --seed 7 --layers 784,64,10"
 timeout 120 "$TRAIN" --topology local $common --quiet --loss-log "$SCRATCH/local.log" >/dev/null 2>&1 || fail "local run failed"
