@@ -66,8 +66,9 @@ typedef struct {
      * the optimizer state) equal to worker 0's; on a PS this initialises the servers. */
     int (*sync_params)(exchange_t *ex, float *params, size_t count);
     /* Optional (may be NULL): grads[offset, offset+count) are final for this step; an overlapping
-     * exchange may start sending them. Called last layer first. */
-    void (*grad_ready)(exchange_t *ex, float *grads, size_t offset, size_t count);
+     * exchange may start sending them. Called last layer first, with the lr that step() will get
+     * (a PS whose servers run the optimizer sends it with the gradient). */
+    void (*grad_ready)(exchange_t *ex, float *grads, size_t offset, size_t count, float lr);
     /* One optimizer step: grads is this worker's mean gradient over its local batch; on return
      * params holds the new parameters (identical on every worker in synchronous modes). lr is
      * this step's learning rate. */

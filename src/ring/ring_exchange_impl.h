@@ -87,7 +87,7 @@ void ringex_allreduce_range(exchange_t *ex, ring_t *r, MPI_Comm comm, float *buf
  * chunk_bytes); grad_ready is the exchange op; flush sends the rest of this step and waits;
  * stop joins the thread (no-op when never started) */
 void ring_overlap_start(exchange_t *ex, float bucket_mb, size_t chunk_bytes);
-void ring_overlap_grad_ready(exchange_t *ex, float *grads, size_t offset, size_t count);
+void ring_overlap_grad_ready(exchange_t *ex, float *grads, size_t offset, size_t count, float lr);
 void ring_overlap_flush(exchange_t *ex, float *grads);
 void ring_overlap_stop(overlap_t *ov);
 /* elements per bucket for bucket_mb (at least 1) */

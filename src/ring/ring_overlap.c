@@ -52,7 +52,8 @@ static void overlap_push(overlap_t *ov, range_t r) {
     pthread_cond_signal(&ov->cv_job);
 }
 
-void ring_overlap_grad_ready(exchange_t *ex, float *grads, size_t offset, size_t count) {
+void ring_overlap_grad_ready(exchange_t *ex, float *grads, size_t offset, size_t count, float lr) {
+    (void)lr;   /* every worker steps with the lr step() gets */
     ringex_t *x = ex->impl;
     overlap_t *ov = &x->ov;
     if (!x->overlap || count == 0) return;

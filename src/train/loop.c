@@ -18,7 +18,7 @@ static void on_grad_ready(void *p, size_t offset, size_t count) {
     grad_ready_ctx_t *c = p;
     if (c->scale != 1.0f)
         for (size_t i = offset; i < offset + count; i++) c->grads[i] *= c->scale;
-    c->ex->ops->grad_ready(c->ex, c->grads, offset, count);
+    c->ex->ops->grad_ready(c->ex, c->grads, offset, count, c->lr);
 }
 
 /* one micro-batch: gather, forward, backward (with on_ready, the exchange may start sending the
@@ -88,6 +88,8 @@ double run_step(run_t *r, int micro, run_draw_fn draw, void *src) {
     const options_t *o = r->o;
     double t0 = timer_now();
     r->grc.scale = 1.0f / (float)micro;
+    float lr = lr_at(r, r->step);
+    r->grc.lr = lr;
     double loss = 0;
     for (int k = 0; k < micro; k++) {
         const uint32_t *idx;
@@ -98,7 +100,6 @@ double run_step(run_t *r, int micro, run_draw_fn draw, void *src) {
     }
     loss /= micro;
     if (micro > 1 && !r->overlap) model_scale_grads(&r->md, r->grc.scale);   /* the mean gradient */
-    float lr = lr_at(r, r->step);
     exchange_step(r, lr);
     r->step++;
     r->pt.train_total += timer_now() - t0;

@@ -133,7 +133,7 @@ void run_start(run_t *r) {
         if (!r->losslog) die_input("--loss-log %s: %s", o->loss_log, strerror(errno));
     }
     r->need_step_loss = o->loss_log[0] || o->log_every;
-    r->grc = (grad_ready_ctx_t){ ex, r->m.grads, 1.0f / (float)r->K };
+    r->grc = (grad_ready_ctx_t){ ex, r->m.grads, 1.0f / (float)r->K, 0.0f };   /* lr: each step's */
     r->overlap = ex->ops->grad_ready != NULL;   /* the exchange overlaps: it takes layers as they finish */
     r->warm = o->timing_skip == 0;
     r->wall0 = timer_now();

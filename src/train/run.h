@@ -22,7 +22,7 @@ typedef struct { double data, compute, train_total; } phase_times_t;
 
 /* Overlap plumbing: mlp_backward reports finished layers; with --accumulate K the range is
  * scaled by 1/K (the mean over micro-batches) before the exchange may send it. */
-typedef struct { exchange_t *ex; float *grads; float scale; } grad_ready_ctx_t;
+typedef struct { exchange_t *ex; float *grads; float scale, lr; } grad_ready_ctx_t;
 
 typedef struct {
     const options_t *o;
