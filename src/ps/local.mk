@@ -4,10 +4,10 @@ TOPOLOGY_LIBS += src/ps/libps.a
 TOPOLOGY_SOURCES += src/ps/ps_topology.c
 noinst_LIBRARIES += src/ps/libps.a
 src_ps_libps_a_SOURCES = src/ps/wire.c src/ps/server.c src/ps/server_transport.c src/ps/server_rounds.c \
-  src/ps/server_stats.c src/ps/worker.c src/ps/ps_exchange.c src/ps/auth.c src/ps/placement.c
+  src/ps/server_stats.c src/ps/worker.c src/ps/worker_step.c src/ps/ps_exchange.c src/ps/auth.c src/ps/placement.c
 src_ps_libps_a_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS) -pthread
 noinst_HEADERS += src/ps/wire.h src/ps/server.h src/ps/worker.h src/ps/zcheck.h src/ps/auth.h \
-  src/ps/ps_config.h src/ps/ps_exchange.h src/ps/server_impl.h src/ps/placement.h
+  src/ps/ps_config.h src/ps/ps_exchange.h src/ps/server_impl.h src/ps/placement.h src/ps/worker_impl.h
 
 check_PROGRAMS += tests/test_ps
 TESTS += tests/test_ps
@@ -15,9 +15,9 @@ tests_test_ps_SOURCES = tests/test_ps.c
 tests_test_ps_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZMQ_CFLAGS) -pthread
 tests_test_ps_LDADD = src/ps/libps.a src/model/libmodel.a src/data/libdata.a src/common/libcommon.a \
   $(CHECK_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
-TESTS += tests/ps_bsp_equiv.sh tests/ps_sum_equiv.sh tests/ps_byteps.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh tests/ps_startup_death.sh \
+TESTS += tests/ps_bsp_equiv.sh tests/ps_sum_equiv.sh tests/ps_byteps.sh tests/ps_overlap.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh tests/ps_startup_death.sh \
   tests/ps_budget.sh
-EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_sum_equiv.sh tests/ps_byteps.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh tests/ps_startup_death.sh \
+EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_sum_equiv.sh tests/ps_byteps.sh tests/ps_overlap.sh tests/ps_ssp.sh tests/ps_async.sh tests/ps_kill.sh tests/ps_startup_death.sh \
   tests/ps_budget.sh
 
 # psring-bench-ps (source in src/bench, built from here: it is the PS's own benchmark)

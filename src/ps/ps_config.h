@@ -31,6 +31,7 @@ typedef struct {
     ps_mode_t mode;             /* --ps-mode: optimizer on the servers, or sum only (bsp) */
     int byteps;                 /* --byteps K: BytePS' placement with K spare server hosts
                                  * (placement.h); -1: the even split */
+    int overlap;                /* bsp: push each layer's slices as backward finishes it */
     uint64_t samples;           /* async/ssp: the sample budget shared by the workers, 0 = the
                                  * trainer's (its epochs' samples) */
     const char *layers;         /* the layer list as the user wrote it, for messages */

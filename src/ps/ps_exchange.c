@@ -45,6 +45,8 @@ typedef struct {
     int sum_only;
     float *mean, *state;
     int spare;                   /* --byteps K, -1 without */
+    int overlap;                 /* --overlap: layers pushed as backward finishes them */
+    float *params;               /* the trainer's parameters (sync_params'): where answers land */
     /* folded in from the servers' reports at finish, for report() and the result file */
     uint64_t bytes_per_server;   /* bytes in+out of the busiest server */
     double staleness_mean;       /* async/ssp: observed staleness (clocks), -1 where none */
@@ -109,14 +111,27 @@ static void sum_sync_state(exchange_t *ex) {
 }
 
 static int ps_sync_params(exchange_t *ex, float *params, size_t count) {
+    ps_impl_t *p = ex->impl;
+    p->params = params;   /* --overlap's answers may land before step() names the buffer again */
     say_placement(ex);
     int rc = ps_sync_params_only(ex, params, count);
     if (rc == 0) sum_sync_state(ex);
     return rc;
 }
 
+/* --overlap: the slices lying wholly in grads[offset, count) may go (last layer first) */
+static void ps_grad_ready(exchange_t *ex, float *grads, size_t offset, size_t count, float lr) {
+    ps_impl_t *p = ex->impl;
+    if (count == 0) return;
+    if (offset + count > p->count)
+        die("ps exchange: grad_ready range [%zu, %zu) beyond the %zu parameters", offset, offset + count, p->count);
+    ps_worker_ready(p->worker, p->sum_only ? p->mean : p->params, grads, offset, lr);
+}
+
 static int ps_step(exchange_t *ex, float *params, float *grads, size_t count, float lr) {
     ps_impl_t *p = ex->impl;
+    if (p->overlap && params != p->params)
+        die("ps exchange: step() got other parameters than sync_params() (--overlap writes answers there)");
     double t0 = timer_now();
     int rc = ps_worker_step(p->worker, p->sum_only ? p->mean : params, grads, lr);
     double t1 = timer_now();
@@ -277,11 +292,16 @@ static void ps_report(exchange_t *ex, exchange_report_t *r) {
     }
     exchange_report_set(r, "lost_workers", "%d", p->lost_workers);
     exchange_report_set(r, "fp16", "%d", p->fp16);
+    exchange_report_set(r, "overlap", "%d", p->overlap);
 }
 
-/* the exchange ops (exchange.h); no grad_ready: a push is one whole-gradient round */
+/* the exchange ops (exchange.h); without --overlap no grad_ready: the trainer hands over the
+ * gradient whole */
 static const exchange_ops_t ps_ops = { .name = "ps", EXCHANGE_OPS_REQUIRED(ps), .report = ps_report,
                                        .budget = ps_budget, .share = ps_share, .stop = ps_stop };
+static const exchange_ops_t ps_overlap_ops = { .name = "ps", EXCHANGE_OPS_REQUIRED(ps), .report = ps_report,
+                                               .budget = ps_budget, .share = ps_share, .stop = ps_stop,
+                                               .grad_ready = ps_grad_ready };
 
 /* PSRING_PS_ENDPOINT_FILE=F: server s writes the endpoint it bound to F.s (atomically: temp file,
  * rename), for tools that talk to a running server (tests/ps_hostile.sh, monitoring). */
@@ -375,7 +395,7 @@ static exchange_t *ps_exchange_new(const ps_config_t *c, size_t count, int rank,
     int S = c->servers;
     exchange_t *ex = xcalloc(1, sizeof *ex);
     ps_impl_t *p = xcalloc(1, sizeof *p);
-    ex->ops = &ps_ops;
+    ex->ops = c->overlap ? &ps_overlap_ops : &ps_ops;
     ex->impl = p;
     ex->process_rank = rank;
     ex->process_count = size;
@@ -402,6 +422,7 @@ static exchange_t *ps_exchange_new(const ps_config_t *c, size_t count, int rank,
     p->fp16 = c->fp16;
     p->sum_only = c->mode == PS_MODE_SUM;
     p->spare = c->byteps;
+    p->overlap = c->overlap;
     p->staleness_mean = -1;
     p->staleness_max = -1;
     p->count = count;
@@ -447,6 +468,7 @@ static void start_worker(exchange_t *ex, const ps_config_t *c, size_t count, cha
         .peer_timeout = timeout, .mpi_rank = ex->process_rank, .server_rank_base = 0, .on_fatal = abort_job,
         .auth = p->auth_on ? &p->auth : NULL, .optim = &ex->optim,
         .chunk = ps_chunk_elems(c), .credit = c->credit, .bsp = c->sync == SYNC_BSP, .spare = c->byteps,
+        .overlap = c->overlap,
     };
     p->worker = ps_worker_create(p->zctx, &wc, eps);
     if (p->sum_only) {

@@ -9,7 +9,7 @@
 #include "ps/ps_exchange.h"
 
 typedef struct {
-    int servers, sync, staleness, transport, fp16, chunk_kb, credit, mode, byteps;
+    int servers, sync, staleness, transport, fp16, chunk_kb, credit, mode, byteps, overlap;
     long samples;
     float peer_timeout;   /* 0 = not given: the exchange's default, which a launcher may scale */
     char bind[256];       /* "" = not given: 127.0.0.1, or the emulated cluster's subnet */
@@ -31,6 +31,8 @@ static const opttab_row_t ps_rows[] = {
     OPT_INT("byteps", AT(byteps), 0, 4096, "must be a count of spare server hosts >= 0", OPT_AGREE, "--byteps K", "BytePS' placement: a server on every worker host plus K on hosts of\n"
             "their own, which hold x* = 2K(N-1)/(N^2+KN-2K) of the parameters;\n"
             "--servers N+K for N workers (default: the even split)"),
+    OPT_FLAG("overlap", AT(overlap), OPT_PER_RANK, "--overlap", "bsp: push each layer's slices once backward has finished it, the lowest\n"
+             "final slice first (BytePS' priority), from a communication thread"),
     OPT_INT("staleness", AT(staleness), 0, 1 << 20, "must be an integer >= 0", OPT_AGREE, "--staleness K", "ssp: max clocks a worker may run ahead of the slowest (default 2)"),
     OPT_LONG("samples", AT(samples), 1, 1L << 50, "must be an integer >= 1", OPT_AGREE, "--samples N", "async/ssp: train on N samples in all, shared by the workers (default:\n"
            "--epochs x the samples of an epoch); each worker goes on through its\n"
@@ -68,6 +70,10 @@ static int ps_check(const void *cfg, const topology_common_t *c, char *err, size
         FAIL("--byteps %d needs --servers above it: a server on every worker host plus %d (got --servers %d)", f->byteps, f->byteps, f->servers);
     if (f->byteps > 0 && c->optim.kind == OPTIM_LARS && f->mode != PS_MODE_SUM)
         FAIL("--byteps with --optimizer lars needs --ps-mode sum (LARS on the servers needs whole tensors on each)");
+    if (f->overlap && f->sync != SYNC_BSP)
+        FAIL("--overlap on the PS needs --sync bsp (async and ssp push whole shards, each applied on arrival)");
+    if (f->overlap && c->device == DEVICE_CUDA)
+        FAIL("--overlap is not implemented for --device cuda (the GPU backward hands over its gradient whole)");
     if (f->mode == PS_MODE_SUM && f->sync != SYNC_BSP)
         FAIL("--ps-mode sum needs --sync bsp (a summation service answers a round of every worker's gradient)");
     if (c->check_files && f->auth[0] && stat(f->auth, &st) != 0)
@@ -99,13 +105,13 @@ static exchange_t *ps_create(const void *cfg, const topology_common_t *c, size_t
         .fingerprint = c->fingerprint, .optim = c->optim, .servers = f->servers, .sync = (sync_mode_t)f->sync,
         .staleness = f->staleness, .transport = (ps_transport_t)f->transport, .bind = f->bind,
         .peer_timeout = f->peer_timeout, .stall_warn = c->stall_warn, .auth = f->auth, .fp16 = f->fp16,
-        .chunk_kb = f->chunk_kb, .credit = f->credit, .mode = (ps_mode_t)f->mode, .byteps = f->byteps, .samples = (uint64_t)f->samples, .layers = c->layers,
+        .chunk_kb = f->chunk_kb, .credit = f->credit, .mode = (ps_mode_t)f->mode, .byteps = f->byteps, .overlap = f->overlap, .samples = (uint64_t)f->samples, .layers = c->layers,
         .quiet = c->quiet,
     };
     return exchange_ps_create(&pc, count);
 }
 
-static const char *const ps_columns[] = { "sync", "ps_mode", "ps_split", "staleness", "servers", "transport", "fp16", "bytes_per_server",
+static const char *const ps_columns[] = { "sync", "ps_mode", "ps_split", "staleness", "servers", "transport", "fp16", "overlap", "bytes_per_server",
                                           "staleness_mean", "staleness_max", "lost_workers", NULL };
 
 const topology_t topology_ps = {

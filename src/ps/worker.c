@@ -1,45 +1,17 @@
-/* worker.c: see worker.h. Every receive is validated like on the server (magic, version,
+/* worker.c: see worker.h; the step is worker_step.c's (worker_impl.h). Every receive is validated like on the server (magic, version,
  * sender, shard, count); a bad message is counted, logged once per server and dropped. A wait
  * ends with a fatal error when an awaited server has been silent (no reply and no heartbeat)
  * for peer_timeout seconds. Deliberately not here: retries (a lost server is fatal). */
-#include "worker.h"
-#include "wire.h"
+#include "worker_impl.h"
 #include "ps/placement.h"
 #include "auth.h"
-#include "zcheck.h"
 #include "common/half.h"
 #include "common/timer.h"
 #include "common/timeline.h"
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
-
-struct ps_worker {
-    ps_worker_config_t c;
-    void *ctx;
-    void **sock;
-    char **endpoints;
-    size_t *lo, *len;
-    size_t *ck;                /* bsp slice of server s's shard in elements (the shard when unchunked) */
-    int *nchunks;              /* slices of server s's shard */
-    uint8_t **got;             /* per server: slice k of this step's reply arrived */
-    double *last_heard;
-    uint64_t *read_clock;      /* global clock of the parameters last received from server s */
-    uint8_t *logged;
-    uint64_t clock, generation, avg_round;
-    double step_wait;          /* bsp: the longest wait any server reported for the last push */
-    uint64_t budget, step_samples; /* the sample budget (wire.h), 0 = none */
-    uint64_t share;            /* samples of the share server 0 gave for the next step */
-    int asked;                 /* the request now answered asked for a share */
-    uint16_t *half;
-    atomic_int inflight;
-    atomic_int stop;
-    pthread_t hb;
-    int hb_started;
-    uint64_t bytes_sent, bytes_recv, rejected;
-};
+#include <unistd.h>
 
 static void fatal(ps_worker_t *w, const char *line) {
     if (w->c.on_fatal) w->c.on_fatal(line);
@@ -58,13 +30,13 @@ static void set_identity(void *sock, char kind, int rank) {
     zmqCheck(zmq_setsockopt(sock, ZMQ_ROUTING_ID, id, sizeof id));
 }
 
-static void send_header(ps_worker_t *w, int s, const ps_header_t *h, int more) {
+void worker_send_header(ps_worker_t *w, int s, const ps_header_t *h, int more) {
     uint8_t buf[PS_HEADER_BYTES];
     ps_wire_encode(h, buf);
     zmqCheck(zmq_send(w->sock[s], buf, sizeof buf, more ? ZMQ_SNDMORE : 0));
 }
 
-static ps_header_t worker_header(ps_worker_t *w, int s, int type, int dtype, uint64_t count) {
+ps_header_t worker_header(ps_worker_t *w, int s, int type, int dtype, uint64_t count) {
     return ps_header_make(type, w->c.rank, (uint32_t)s, dtype, count);
 }
 
@@ -159,6 +131,7 @@ ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *con
     int rc = pthread_create(&w->hb, NULL, hb_main, w);
     if (rc) die("pthread_create: %s", strerror(rc));
     w->hb_started = 1;
+    worker_step_init(w);
     return w;
 }
 
@@ -186,110 +159,126 @@ static void reject(ps_worker_t *w, int s, int err, const ps_header_t *h) {
             "further ones are only counted\n", w->c.rank, s, ps_wire_strerror(err), h ? h->type : 0);
 }
 
-typedef void (*reply_fn)(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx);
+static void check_silence(ps_worker_t *w, const wait_t *wt) {
+    double now = timer_now();
+    for (int s = 0; s < w->c.nservers; s++) {
+        if (!wt->pending[s] || now - w->last_heard[s] <= w->c.peer_timeout) continue;
+        char line[256];
+        snprintf(line, sizeof line, "psring: ps worker %d (mpi rank %d): server %d (mpi rank %d) "
+                 "silent for %.1f s; ending the job", w->c.rank, w->c.mpi_rank, s,
+                 w->c.server_rank_base + s, now - w->last_heard[s]);
+        fatal(w, line);
+    }
+}
+
+/* a reply's header against what the wait expects: 0 or a wire error */
+static int reply_check(ps_worker_t *w, const wait_t *wt, int s, const ps_header_t *h, int have_payload,
+                       int extra, const zmq_msg_t *payload) {
+    uint64_t want = wt->fixed_count ? wt->fixed_count : w->len[s] * wt->count_per_len_mult;
+    if (h->sender != -1 - s) return PS_WIRE_ESENDER;
+    if (h->shard != (uint32_t)s) return PS_WIRE_ESHARD;
+    if (extra || have_payload != (h->dtype != PS_DTYPE_NONE)) return PS_WIRE_EFRAMES;
+    if (have_payload && zmq_msg_size(payload) != h->payload_len) return PS_WIRE_ELENGTH;
+    if (h->type != PS_MSG_HEARTBEAT && (h->type != wt->type || !wt->pending[s])) return PS_WIRE_ESTATE;
+    if (h->type == wt->type && h->dtype != PS_DTYPE_NONE) {
+        if (!wt->sliced && (h->offset != 0 || h->count != want)) return PS_WIRE_ERANGE;
+        /* a slice reply: on the slice grid, inside the shard, each slice once */
+        if (wt->sliced && !ps_slice_ok(w->len[s], w->ck[s], h->offset, h->count)) return PS_WIRE_ERANGE;
+        if (wt->sliced && w->got[s][h->offset / w->ck[s]]) return PS_WIRE_ESTATE;
+    }
+    return 0;
+}
+
+/* every message waiting on server s's socket (until its pending replies are in) */
+static void drain_socket(ps_worker_t *w, wait_t *wt, int s) {
+    for (;;) {
+        zmq_msg_t hdr, payload;
+        zmqCheck(zmq_msg_init(&hdr));
+        if (zmq_msg_recv(&hdr, w->sock[s], ZMQ_DONTWAIT) == -1) {
+            int e = zmq_errno();
+            zmq_msg_close(&hdr);
+            if (e == EAGAIN || e == EINTR) break;
+            die("ps worker %d: zmq_msg_recv from server %d: %s", w->c.rank, s, zmq_strerror(e));
+        }
+        w->last_heard[s] = timer_now();
+        zmqCheck(zmq_msg_init(&payload));
+        int have_payload = 0, extra = 0;
+        if (zmq_msg_more(&hdr)) {
+            zmqCheck(zmq_msg_recv(&payload, w->sock[s], 0));
+            have_payload = 1;
+            while (zmq_msg_more(&payload)) { /* drain extra frames */
+                zmq_msg_t junk;
+                zmqCheck(zmq_msg_init(&junk));
+                zmqCheck(zmq_msg_recv(&junk, w->sock[s], 0));
+                int more = zmq_msg_more(&junk);
+                zmqCheck(zmq_msg_close(&junk));
+                extra++;
+                if (!more) break;
+            }
+        }
+        ps_header_t h;
+        int err = ps_wire_decode(zmq_msg_data(&hdr), zmq_msg_size(&hdr), &h);
+        if (!err) err = reply_check(w, wt, s, &h, have_payload, extra, &payload);
+        if (err) reject(w, s, err, &h);
+        else if (h.type == wt->type) {
+            if (have_payload) w->bytes_recv += h.payload_len;
+            if (wt->sliced) w->got[s][h.offset / w->ck[s]] = 1;
+            wt->pending[s]--;
+            wt->remaining--;
+            if (wt->fn) wt->fn(w, s, &h, &payload, wt->ctx);
+        }
+        zmqCheck(zmq_msg_close(&hdr));
+        zmqCheck(zmq_msg_close(&payload));
+        if (!wt->pending[s]) break;
+    }
+}
+
+void worker_wait_begin(ps_worker_t *w, wait_t *wt, int s0, int s1) {
+    wt->remaining = 0;
+    for (int s = 0; s < w->c.nservers; s++) {
+        wt->pending[s] = s < s0 || s >= s1 ? 0 : wt->sliced ? w->nchunks[s] : 1;
+        if (wt->sliced && wt->pending[s]) memset(w->got[s], 0, (size_t)w->nchunks[s]);
+        wt->remaining += wt->pending[s];
+    }
+}
+
+int worker_wait_poll(ps_worker_t *w, wait_t *wt, long timeout_ms) {
+    int S = w->c.nservers, n = 0, woke = 0;
+    zmq_pollitem_t items[S + 1];
+    int map[S + 1];
+    for (int s = 0; s < S; s++)
+        if (wt->pending[s]) { items[n] = (zmq_pollitem_t){ w->sock[s], 0, ZMQ_POLLIN, 0 }; map[n++] = s; }
+    if (wt->wake_fd >= 0) { items[n] = (zmq_pollitem_t){ NULL, wt->wake_fd, ZMQ_POLLIN, 0 }; map[n++] = -1; }
+    int rc = zmq_poll(items, n, timeout_ms);
+    if (rc == -1) {
+        if (zmq_errno() == EINTR) return 0;
+        die("ps worker %d: zmq_poll: %s", w->c.rank, zmq_strerror(zmq_errno()));
+    }
+    if (rc == 0 && timeout_ms > 0) check_silence(w, wt);
+    for (int i = 0; rc > 0 && i < n; i++) {
+        if (!(items[i].revents & ZMQ_POLLIN)) continue;
+        if (map[i] < 0) {
+            uint64_t v;
+            if (read(wt->wake_fd, &v, sizeof v) < 0 && errno != EAGAIN) die("ps worker %d: eventfd: %s", w->c.rank, strerror(errno));
+            woke = 1;
+        } else if (wt->pending[map[i]]) {
+            drain_socket(w, wt, map[i]);
+        }
+    }
+    return woke;
+}
 
 /* Waits for one message of type from every server in [s0, s1); heartbeats and bad messages
  * are consumed on the way. Fatal when an awaited server stays silent past peer_timeout. */
-static void wait_replies_n(ps_worker_t *w, int s0, int s1, int type, uint64_t count_per_len_mult,
-                           uint64_t fixed_count, int sliced, reply_fn fn, void *ctx) {
-    int S = w->c.nservers;
-    int pending[S];
-    memset(pending, 0, sizeof pending);
-    int remaining = 0;
-    for (int s = s0; s < s1; s++) {
-        pending[s] = sliced ? w->nchunks[s] : 1;
-        if (sliced) memset(w->got[s], 0, (size_t)w->nchunks[s]);
-        remaining += pending[s];
-    }
-    zmq_pollitem_t items[S];
-    int map[S];
-    while (remaining > 0) {
-        int n = 0;
-        for (int s = 0; s < S; s++)
-            if (pending[s]) { items[n] = (zmq_pollitem_t){ w->sock[s], 0, ZMQ_POLLIN, 0 }; map[n++] = s; }
-        int rc = zmq_poll(items, n, 50);
-        if (rc == -1) {
-            if (zmq_errno() == EINTR) continue;
-            die("ps worker %d: zmq_poll: %s", w->c.rank, zmq_strerror(zmq_errno()));
-        }
-        if (rc == 0) {
-            double now = timer_now();
-            for (int i = 0; i < n; i++) {
-                int s = map[i];
-                if (now - w->last_heard[s] > w->c.peer_timeout) {
-                    char line[256];
-                    snprintf(line, sizeof line, "psring: ps worker %d (mpi rank %d): server %d (mpi rank %d) "
-                             "silent for %.1f s; ending the job", w->c.rank, w->c.mpi_rank, s,
-                             w->c.server_rank_base + s, now - w->last_heard[s]);
-                    fatal(w, line);
-                }
-            }
-            continue;
-        }
-        for (int i = 0; i < n; i++) {
-            if (!(items[i].revents & ZMQ_POLLIN)) continue;
-            int s = map[i];
-            for (;;) {
-                zmq_msg_t hdr, payload;
-                zmqCheck(zmq_msg_init(&hdr));
-                if (zmq_msg_recv(&hdr, w->sock[s], ZMQ_DONTWAIT) == -1) {
-                    int e = zmq_errno();
-                    zmq_msg_close(&hdr);
-                    if (e == EAGAIN || e == EINTR) break;
-                    die("ps worker %d: zmq_msg_recv from server %d: %s", w->c.rank, s, zmq_strerror(e));
-                }
-                w->last_heard[s] = timer_now();
-                zmqCheck(zmq_msg_init(&payload));
-                int have_payload = 0, extra = 0;
-                if (zmq_msg_more(&hdr)) {
-                    zmqCheck(zmq_msg_recv(&payload, w->sock[s], 0));
-                    have_payload = 1;
-                    while (zmq_msg_more(&payload)) { /* drain extra frames */
-                        zmq_msg_t junk;
-                        zmqCheck(zmq_msg_init(&junk));
-                        zmqCheck(zmq_msg_recv(&junk, w->sock[s], 0));
-                        int more = zmq_msg_more(&junk);
-                        zmqCheck(zmq_msg_close(&junk));
-                        extra++;
-                        if (!more) break;
-                    }
-                }
-                ps_header_t h;
-                int err = ps_wire_decode(zmq_msg_data(&hdr), zmq_msg_size(&hdr), &h);
-                uint64_t want = fixed_count ? fixed_count : w->len[s] * count_per_len_mult;
-                if (!err && (h.sender != -1 - s)) err = PS_WIRE_ESENDER;
-                if (!err && h.shard != (uint32_t)s) err = PS_WIRE_ESHARD;
-                if (!err && (extra || have_payload != (h.dtype != PS_DTYPE_NONE))) err = PS_WIRE_EFRAMES;
-                if (!err && have_payload && zmq_msg_size(&payload) != h.payload_len) err = PS_WIRE_ELENGTH;
-                if (!err && h.type != PS_MSG_HEARTBEAT && (h.type != type || !pending[s])) err = PS_WIRE_ESTATE;
-                if (!err && h.type == type && h.dtype != PS_DTYPE_NONE) {
-                    if (!sliced && (h.offset != 0 || h.count != want)) err = PS_WIRE_ERANGE;
-                    /* a slice reply: on the slice grid, inside the shard, each slice once */
-                    if (sliced && !ps_slice_ok(w->len[s], w->ck[s], h.offset, h.count)) err = PS_WIRE_ERANGE;
-                    else if (sliced && w->got[s][h.offset / w->ck[s]]) err = PS_WIRE_ESTATE;
-                }
-                if (err) reject(w, s, err, &h);
-                else if (h.type == type) {
-                    if (have_payload) w->bytes_recv += h.payload_len;
-                    if (sliced) w->got[s][h.offset / w->ck[s]] = 1;
-                    if (fn) fn(w, s, &h, &payload, ctx);
-                    pending[s]--;
-                    remaining--;
-                }
-                zmqCheck(zmq_msg_close(&hdr));
-                zmqCheck(zmq_msg_close(&payload));
-                if (!pending[s]) break;
-            }
-        }
-    }
-}
-
 static void wait_replies(ps_worker_t *w, int s0, int s1, int type, uint64_t count_per_len_mult,
                          uint64_t fixed_count, reply_fn fn, void *ctx) {
-    wait_replies_n(w, s0, s1, type, count_per_len_mult, fixed_count, 0, fn, ctx);
+    int pending[w->c.nservers];
+    wait_t wt = { type, count_per_len_mult, fixed_count, 0, fn, ctx, pending, 0, -1 };
+    worker_wait_begin(w, &wt, s0, s1);
+    while (wt.remaining > 0) worker_wait_poll(w, &wt, 50);
 }
 
-static void wait_inflight(ps_worker_t *w) {
+void worker_wait_inflight(ps_worker_t *w) {
     double t0 = timer_now();
     while (atomic_load(&w->inflight) > 0) {
         if (timer_now() - t0 > w->c.peer_timeout) die("ps worker %d: sends not completed after %.1f s", w->c.rank, w->c.peer_timeout);
@@ -297,17 +286,16 @@ static void wait_inflight(ps_worker_t *w) {
     }
 }
 
-/* header + zero-copy payload (buf must stay unchanged until wait_inflight) */
-static void send_zero_copy(ps_worker_t *w, int s, const ps_header_t *h, const void *buf, size_t bytes) {
+void worker_send_zero_copy(ps_worker_t *w, int s, const ps_header_t *h, const void *buf, size_t bytes) {
     zmq_msg_t m;
     atomic_fetch_add(&w->inflight, 1);
     zmqCheck(zmq_msg_init_data(&m, (void *)buf, bytes, on_release, w));
-    send_header(w, s, h, 1);
+    worker_send_header(w, s, h, 1);
     zmqCheck(zmq_msg_send(&m, w->sock[s], 0));
     w->bytes_sent += bytes;
 }
 
-static void on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {
+void worker_on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {
     float *params = ctx;
     double t0 = timer_now();
     /* offset/count were checked against the shard (a slice, or all of it) by wait_replies_n */
@@ -338,7 +326,7 @@ int ps_worker_stop(ps_worker_t *w) {
     for (int s = 0; s < w->c.nservers; s++) {
         ps_header_t h = worker_header(w, s, PS_MSG_HEARTBEAT, PS_DTYPE_NONE, 0);
         h.flags = PS_FLAG_STOPPED;
-        send_header(w, s, &h, 0);
+        worker_send_header(w, s, &h, 0);
     }
     w->share = 0;
     return 0;
@@ -349,10 +337,10 @@ int ps_worker_init_params(ps_worker_t *w, const float *params) {
         ps_header_t h = worker_header(w, s, PS_MSG_INIT, PS_DTYPE_F32, w->len[s]);
         h.budget = w->budget;           /* the sample budget for server 0 (wire.h) */
         h.step_samples = w->step_samples;
-        send_zero_copy(w, s, &h, params + w->lo[s], w->len[s] * 4);
+        worker_send_zero_copy(w, s, &h, params + w->lo[s], w->len[s] * 4);
     }
     wait_replies(w, 0, w->c.nservers, PS_MSG_ACK, 0, 0, on_ack, NULL);
-    wait_inflight(w);
+    worker_wait_inflight(w);
     return 0;
 }
 
@@ -363,9 +351,9 @@ static void pull_generation(ps_worker_t *w, float *params, int share) {
         ps_header_t h = worker_header(w, s, PS_MSG_PULL, PS_DTYPE_NONE, 0);
         h.iteration = w->generation;
         if (w->asked) h.flags = PS_FLAG_SHARE;
-        send_header(w, s, &h, 0);
+        worker_send_header(w, s, &h, 0);
     }
-    wait_replies(w, 0, w->c.nservers, PS_MSG_PARAMS, 1, 0, on_params, params);
+    wait_replies(w, 0, w->c.nservers, PS_MSG_PARAMS, 1, 0, worker_on_params, params);
     w->asked = 0;
 }
 
@@ -377,80 +365,6 @@ int ps_worker_pull(ps_worker_t *w, float *params) {
 
 int ps_worker_fetch(ps_worker_t *w, float *params) {
     pull_generation(w, params, 0);
-    return 0;
-}
-
-/* slice k of server s's shard of grads, as one push */
-static void push_slice(ps_worker_t *w, int s, int k, const float *grads, float lr) {
-    size_t off = (size_t)k * w->ck[s], n = ps_slice_len(w->len[s], w->ck[s], off);
-    int half = w->c.fp16;
-    ps_header_t h = worker_header(w, s, PS_MSG_PUSH, half ? PS_DTYPE_F16 : PS_DTYPE_F32, n);
-    h.offset = off;
-    h.iteration = w->clock;
-    h.clock = w->read_clock[s];
-    h.lr = lr;
-    if (w->budget) h.flags = PS_FLAG_SHARE;   /* this push spends a share and asks for the next */
-    size_t at = w->lo[s] + off;
-    if (half) {
-        half_from_float(w->half + at, grads + at, n);
-        send_zero_copy(w, s, &h, w->half + at, n * 2);
-    } else {
-        send_zero_copy(w, s, &h, grads + at, n * 4);
-    }
-}
-
-typedef struct { float *params; const float *grads; float lr; int *next; } step_ctx_t;
-
-/* an answer to slice k frees one credit on its server: the next slice of that shard goes out */
-static void on_step_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {
-    step_ctx_t *sc = ctx;
-    on_params(w, s, h, payload, sc->params);
-    if (sc->next[s] < w->nchunks[s]) push_slice(w, s, sc->next[s]++, sc->grads, sc->lr);
-}
-
-/* Credit (--ps-credit C, BytePS' scheduling credit): at most C slices of a shard are on their
- * way before the server's answers come back; each answer lets the next slice go.
- *
- *   worker 0  |s0|s1|.......|s2|.......|s3|      C = 2: s2 leaves when s0's answer is back,
- *   worker 1  |s0|s1|.......|s2|.......|s3|      so every worker's slice k reaches the server
- *   server    in: s0 s0 s1 s1  s2 s2 ...         at about the same time, and the server's link
- *             out:      a0 a0  a1 a1 ...         carries answers out while pushes come in.
- *
- * Without it (C = 0) every slice is posted at once; TCP streams sharing the server's link
- * (one FIFO queue) then progress unevenly, a slice is complete only when the slowest stream
- * delivered it, and the answers leave after most of the pushes are in, not beside them
- * (docs/results/lab-notes-src.md). */
-int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) {
-    double t_push = timer_now();
-    int S = w->c.nservers, next[S], kmax = 0;
-    for (int s = 0; w->c.bsp && s < S; s++) {   /* ready: a header alone, ahead of the slices (the servers' wait) */
-        ps_header_t h = worker_header(w, s, PS_MSG_HEARTBEAT, PS_DTYPE_NONE, 0);
-        h.iteration = w->clock;
-        send_header(w, s, &h, 0);
-    }
-    for (int s = 0; s < S; s++) {
-        next[s] = w->c.credit > 0 && w->c.credit < w->nchunks[s] ? w->c.credit : w->nchunks[s];
-        if (next[s] > kmax) kmax = next[s];
-    }
-    for (int k = 0; k < kmax; k++)   /* slice-major: all servers get their first slice first */
-        for (int s = 0; s < S; s++)
-            if (k < next[s]) push_slice(w, s, k, grads, lr);
-    double t_wait = timer_now();
-    /* the servers' replies (pull, the copy, nests inside; later slices leave as credits come
-     * back); their headers say how long before the round's last worker this one was ready */
-    w->step_wait = 0;
-    step_ctx_t sc = { params, grads, lr, next };
-    w->asked = w->budget != 0;
-    w->share = 0;
-    wait_replies_n(w, 0, S, PS_MSG_PARAMS, 1, 0, 1, on_step_params, &sc);
-    w->asked = 0;
-    wait_inflight(w); /* grads/half are the caller's again */
-    double t_end = timer_now();
-    if (w->step_wait > t_end - t_push) w->step_wait = t_end - t_push;
-    timeline_event("push", t_push, t_wait);
-    /* the duration the server measured; placed right after the push, where it begins */
-    timeline_event("wait", t_wait, t_wait + (w->step_wait < t_end - t_wait ? w->step_wait : t_end - t_wait));
-    w->clock++;
     return 0;
 }
 
@@ -468,7 +382,7 @@ static void on_state(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *pay
 int ps_worker_state_get(ps_worker_t *w, float *params, float *state) {
     for (int s = 0; s < w->c.nservers; s++) {
         ps_header_t h = worker_header(w, s, PS_MSG_STATE_GET, PS_DTYPE_NONE, 0);
-        send_header(w, s, &h, 0);
+        worker_send_header(w, s, &h, 0);
     }
     state_ctx_t sc = { params, state };
     wait_replies(w, 0, w->c.nservers, PS_MSG_STATE, 1 + w->c.state_per_param, 0, on_state, &sc);
@@ -488,7 +402,7 @@ int ps_worker_state_set(ps_worker_t *w, const float *params, const float *state,
             float *p = zmq_msg_data(&m);
             memcpy(p, params + lo, len * 4);
             for (size_t k = 0; k < spp; k++) memcpy(p + len + k * len, state + k * total + lo, len * 4);
-            send_header(w, s, &h, 1);
+            worker_send_header(w, s, &h, 1);
             w->bytes_sent += zmq_msg_size(&m);
             zmqCheck(zmq_msg_send(&m, w->sock[s], 0));
         }
@@ -513,7 +427,7 @@ int ps_worker_average(ps_worker_t *w, double *vals, int n) {
     zmq_msg_t m;
     zmqCheck(zmq_msg_init_size(&m, n * sizeof(double)));
     memcpy(zmq_msg_data(&m), vals, n * sizeof(double));
-    send_header(w, 0, &h, 1);
+    worker_send_header(w, 0, &h, 1);
     zmqCheck(zmq_msg_send(&m, w->sock[0], 0));
     wait_replies(w, 0, 1, PS_MSG_AVG_REPLY, 0, (uint64_t)n, on_avg, vals);
     return 0;
@@ -529,7 +443,7 @@ static void on_stats(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *pay
 int ps_worker_done(ps_worker_t *w, double **reports, size_t report_len) {
     for (int s = 0; s < w->c.nservers; s++) {
         ps_header_t h = worker_header(w, s, PS_MSG_DONE, PS_DTYPE_NONE, 0);
-        send_header(w, s, &h, 0);
+        worker_send_header(w, s, &h, 0);
     }
     done_ctx_t d = { reports, report_len };
     wait_replies(w, 0, w->c.nservers, PS_MSG_STATS, 0, report_len, on_stats, &d);
@@ -538,13 +452,14 @@ int ps_worker_done(ps_worker_t *w, double **reports, size_t report_len) {
 
 void ps_worker_free(ps_worker_t *w) {
     if (!w) return;
+    worker_step_free(w);   /* --overlap's thread first: the sockets are this thread's again */
     for (int s = 0; s < w->c.nservers; s++) {
         ps_header_t h = worker_header(w, s, PS_MSG_BYE, PS_DTYPE_NONE, 0);
-        send_header(w, s, &h, 0);
+        worker_send_header(w, s, &h, 0);
     }
     atomic_store(&w->stop, 1);
     if (w->hb_started) pthread_join(w->hb, NULL);
-    wait_inflight(w);
+    worker_wait_inflight(w);
     for (int s = 0; s < w->c.nservers; s++) {
         zmqCheck(zmq_close(w->sock[s]));
         free(w->endpoints[s]);

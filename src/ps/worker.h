@@ -26,6 +26,7 @@ typedef struct {
     int credit;                /* bsp: slices of a shard on their way before its answers return; 0 = all */
     int bsp;                   /* the servers run bsp rounds: each push goes after a ready header (their wait) */
     int spare;                 /* --byteps K: the last K servers are spare hosts' (placement.h); -1: even */
+    int overlap;               /* bsp: a communication thread pushes layers as backward finishes them */
 } ps_worker_config_t;
 
 ps_worker_t *ps_worker_create(void *zctx, const ps_worker_config_t *c, char *const *endpoints);
@@ -44,8 +45,12 @@ int ps_worker_init_params(ps_worker_t *w, const float *params);
 int ps_worker_pull(ps_worker_t *w, float *params);
 /* the servers' current parameters (async/ssp: a snapshot) without waiting for a new generation */
 int ps_worker_fetch(ps_worker_t *w, float *params);
-/* push grads (credit slices per shard, one more per answer), params <- the answers, slice by slice */
+/* push grads (credit slices per shard, one more per answer, the lowest final slice first),
+ * params <- the answers, slice by slice; with overlap, what ps_worker_ready left: the rest */
 int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr);
+/* overlap: grads[from, total) is final for this step (from only falls within a step): its slices
+ * may go. params, grads and lr must be those the step then gets. */
+void ps_worker_ready(ps_worker_t *w, float *params, const float *grads, size_t from, float lr);
 int ps_worker_state_get(ps_worker_t *w, float *params, float *state);
 /* sender != 0 sends params+state; every worker then pulls the new generation */
 int ps_worker_state_set(ps_worker_t *w, const float *params, const float *state, int sender);
