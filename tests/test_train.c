@@ -141,6 +141,11 @@ static const struct { const char *line; const char *want; } describe_cases[] = {
     {"--describe --topology ring", "topology=ring\ndirect=0\nservers=0\ncluster_bind=0\npeer_timeout=0\nrecovery=0\n"},
     {"--describe --topology ps --servers 3 --sync async", "topology=ps\ndirect=0\nservers=3\ncluster_bind=1\npeer_timeout=10\nrecovery=1\n"},
     {"--describe --topology ps --bind 10.0.0.1 --peer-timeout 4", "topology=ps\ndirect=0\nservers=1\ncluster_bind=0\npeer_timeout=0\nrecovery=0\n"},
+    {"--describe --describe-workers 1", "topology=local\ndirect=1\nservers=0\ncluster_bind=0\npeer_timeout=0\nrecovery=0\n"
+     "processes=1\nhosts=1\nlayout=one process\nargs=\n"},
+    /* the servers --byteps implies are the ones the launch is told of */
+    {"--describe --describe-workers 8 --topology ps --byteps 2", "topology=ps\ndirect=0\nservers=10\ncluster_bind=1\npeer_timeout=10\nrecovery=0\n"
+     "processes=18\nhosts=10\nlayout=8 workers beside 8 servers, 2 more on hosts of their own\nargs=--servers 10\n"},
 };
 
 START_TEST(test_options_describe) {
@@ -169,6 +174,58 @@ START_TEST(test_options_describe_np) {
     ck_assert_ptr_nonnull(strstr(err, "leaves no worker"));
     ck_assert_int_eq(parse_line(&o, "--describe --describe-np 3 --topology ps --servers 2", err, sizeof err), 0);
     ck_assert_int_eq(parse_line(&o, "--describe-np 3", err, sizeof err), 2);
+}
+END_TEST
+
+/* --describe-workers N: the processes and hosts of each layout (servers are ranks 0..S-1, dealt
+ * round robin over the hosts): the ring one worker per host; ps-lite's servers on hosts of their
+ * own; BytePS' (--byteps K) a server beside each worker plus K alone, --servers N+K implied */
+static const struct { const char *line; int processes, hosts; const char *args; } layouts[] = {
+    {"--topology ring --describe-workers 2", 2, 2, ""},
+    {"--topology ring --describe-workers 4", 4, 4, ""},
+    {"--topology ring --describe-workers 8", 8, 8, ""},
+    {"--topology ps --describe-workers 2", 3, 3, ""},
+    {"--topology ps --servers 2 --describe-workers 4", 6, 6, ""},
+    {"--topology ps --servers 3 --describe-workers 8", 11, 11, ""},
+    {"--topology ps --byteps 0 --describe-workers 2", 4, 2, "--servers 2"},
+    {"--topology ps --byteps 1 --describe-workers 2", 5, 3, "--servers 3"},
+    {"--topology ps --byteps 2 --describe-workers 2", 6, 4, "--servers 4"},
+    {"--topology ps --byteps 0 --describe-workers 4", 8, 4, "--servers 4"},
+    {"--topology ps --byteps 1 --describe-workers 4", 9, 5, "--servers 5"},
+    {"--topology ps --byteps 2 --describe-workers 4", 10, 6, "--servers 6"},
+    {"--topology ps --byteps 0 --describe-workers 8", 16, 8, "--servers 8"},
+    {"--topology ps --byteps 1 --describe-workers 8", 17, 9, "--servers 9"},
+    {"--topology ps --byteps 2 --describe-workers 8", 18, 10, "--servers 10"},
+    {"--topology ps --byteps 2 --servers 10 --describe-workers 8", 18, 10, ""},   /* given as implied: nothing to add */
+};
+
+START_TEST(test_options_describe_workers) {
+    options_t o;
+    char err[512] = "", line[256];
+    snprintf(line, sizeof line, "--describe %s", layouts[_i].line);
+    ck_assert_msg(parse_line(&o, line, err, sizeof err) == 0, "%s: %s", line, err);
+    ck_assert_msg(o.layout.processes == layouts[_i].processes && o.layout.hosts == layouts[_i].hosts,
+                  "%s: %d processes on %d hosts", line, o.layout.processes, o.layout.hosts);
+    ck_assert_str_eq(o.layout.args, layouts[_i].args);
+}
+END_TEST
+
+/* what no layout can hold, or a --servers the placement contradicts: one line naming the flags */
+static const struct { const char *line; const char *want; } bad_layouts[] = {
+    {"--describe --describe-workers 2", "--topology local runs one worker: drop --workers 2 or pick another topology"},
+    {"--describe --describe-workers 8 --topology ps --byteps 2 --servers 9",
+     "--servers 9 contradicts --byteps 2 with --workers 8: the placement needs --servers 10 (or leave --servers out)"},
+    {"--describe --topology ps --byteps 2", "--byteps 2 needs --servers N+2 for N workers (psring train --workers N implies it)"},
+    {"--describe --describe-workers 2 --describe-np 4 --topology ring", "give --describe-np or --describe-workers, not both"},
+    {"--describe-workers 2 --topology ring", "--describe-workers goes with --describe"},
+    {"--describe --describe-workers 0 --topology ring", "--describe-workers must be an integer in 1..999999: got '0'"},
+};
+
+START_TEST(test_options_describe_workers_bad) {
+    options_t o;
+    char err[512] = "";
+    ck_assert_int_eq(parse_line(&o, bad_layouts[_i].line, err, sizeof err), 2);
+    ck_assert_str_eq(err, bad_layouts[_i].want);
 }
 END_TEST
 
@@ -490,7 +547,8 @@ int main(void) {
     const unit_test_t options[] = {
         UNIT_LOOP(test_options_bad, UNIT_LEN(bad_options)), UNIT_TEST(test_options_good),
         UNIT_TEST(test_options_topology_flags), UNIT_LOOP(test_options_describe, UNIT_LEN(describe_cases)),
-        UNIT_TEST(test_options_describe_np),
+        UNIT_TEST(test_options_describe_np), UNIT_LOOP(test_options_describe_workers, UNIT_LEN(layouts)),
+        UNIT_LOOP(test_options_describe_workers_bad, UNIT_LEN(bad_layouts)),
         UNIT_LOOP(test_options_lr_default, UNIT_LEN(lr_defaults)), UNIT_TEST(test_options_missing_data),
         UNIT_TEST(test_options_fingerprint),
     };

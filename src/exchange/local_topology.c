@@ -15,6 +15,16 @@ static int local_processes(const void *cfg, int np, char *err, size_t errlen) {
     return -1;
 }
 
+static int local_layout(void *cfg, int workers, topology_layout_t *l, char *err, size_t errlen) {
+    if (workers > 1) {
+        snprintf(err, errlen, "--topology local runs one worker: drop --workers %d or pick another topology", workers);
+        return -1;
+    }
+    *l = (topology_layout_t){ .processes = 1, .hosts = 1 };
+    snprintf(l->what, sizeof l->what, "one process");
+    return 0;
+}
+
 static void local_launch(const void *cfg, topology_launch_t *l) { l->direct = 1; }
 
 static exchange_t *local_create(const void *cfg, const topology_common_t *c, size_t count) {
@@ -28,5 +38,5 @@ static const char *const local_columns[] = { NULL };
 
 const topology_t topology_local = {
     .name = "local", .flags = { NULL, 0 }, .config_size = sizeof(local_config_t), .defaults = local_defaults,
-    .processes = local_processes, .launch = local_launch, .create = local_create, .columns = local_columns,
+    .processes = local_processes, .layout = local_layout, .launch = local_launch, .create = local_create, .columns = local_columns,
 };

@@ -103,6 +103,8 @@ static const opttab_row_t tail_rows[] = {
     OPT_FLAG("describe", AT(describe), OPT_PER_RANK, "--describe", "validate the options but for files, print what the launcher needs of\n"
            "the topology as key=value lines (psring reads them) and exit"),
     OPT_INT("describe-np", AT(describe_np), 1, 999999, "must be an integer in 1..999999", OPT_PER_RANK, "--describe-np N", "with --describe: refuse N processes the topology cannot run on"),
+    OPT_INT("describe-workers", AT(describe_workers), 1, 999999, "must be an integer in 1..999999", OPT_PER_RANK, "--describe-workers N", "with --describe: the processes and hosts the topology's layout wants for\n"
+           "N workers, and the flags N implies (psring train --workers N)"),
 };
 
 static const opttab_t head = {head_rows, sizeof head_rows / sizeof head_rows[0]};
@@ -262,6 +264,8 @@ static int check_trainer(options_t *o, const given_t *g, int ng, char *err, size
     if (was_given(g, ng, "lars-eta") && o->optimizer != OPTIM_LARS)
         FAIL("--lars-eta applies to --optimizer lars only");
     if (o->describe_np && !o->describe) FAIL("--describe-np goes with --describe");
+    if (o->describe_workers && !o->describe) FAIL("--describe-workers goes with --describe");
+    if (o->describe_np && o->describe_workers) FAIL("give --describe-np or --describe-workers, not both");
     return 0;
 }
 
@@ -310,6 +314,18 @@ static int check_files(const options_t *o, char *err, size_t errlen) {
     return check_outputs(o, err, errlen);
 }
 
+/* --describe-workers N: the topology's layout for N workers, the flags N implies set in its config
+ * before its checks run (topology.h); without a layout of its own, every process is a worker on a
+ * host of its own */
+static int describe_layout(options_t *o, char *err, size_t errlen) {
+    int n = o->describe_workers;
+    topology_layout_t *l = &o->layout;
+    if (o->topology->layout) return o->topology->layout(o->topo_cfg, n, l, err, errlen) ? -1 : 0;
+    *l = (topology_layout_t){ .processes = n, .hosts = n };
+    snprintf(l->what, sizeof l->what, "%d worker%s, one per host", n, n == 1 ? "" : "s");
+    return 0;
+}
+
 int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen) {
     defaults(o);
     given_t g[256];
@@ -318,9 +334,11 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     int rc = collect(argc, argv, g, &ng, err, errlen);
     if (rc == 1) { options_usage(stdout); return 1; }
     if (rc || (rc = store(o, g, ng, err, errlen)) || (rc = check_trainer(o, g, ng, err, errlen))) return rc;
+    if (o->describe_workers && describe_layout(o, err, errlen)) return 2;   /* first: it may imply flags */
     topology_common_t c = options_common(o);
     if (o->topology->check && o->topology->check(o->topo_cfg, &c, err, errlen)) return 2;
-    if (o->describe && o->topology->processes && o->topology->processes(o->topo_cfg, o->describe_np, err, errlen)) return 2;
+    int np = o->describe_workers ? o->layout.processes : o->describe_np;
+    if (o->describe && o->topology->processes && o->topology->processes(o->topo_cfg, np, err, errlen)) return 2;
     if (o->describe && !o->check_options) return 0;
     return check_files(o, err, errlen) ? 2 : 0;
 }
@@ -365,6 +383,9 @@ void options_describe(const options_t *o, FILE *f) {
     o->topology->launch(o->topo_cfg, &l);
     fprintf(f, "topology=%s\ndirect=%d\nservers=%d\ncluster_bind=%d\npeer_timeout=%g\nrecovery=%d\n",
             o->topology->name, l.direct, l.servers, l.cluster_bind, l.peer_timeout, l.recovery);
+    if (o->describe_workers)
+        fprintf(f, "processes=%d\nhosts=%d\nlayout=%s\nargs=%s\n", o->layout.processes, o->layout.hosts, o->layout.what,
+                o->layout.args);
     fputs("topologies=", f);
     for (int i = 0; topology_list[i]; i++) fprintf(f, "%s%s", i ? " " : "", topology_list[i]->name);
     fputc('\n', f);

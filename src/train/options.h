@@ -62,6 +62,8 @@ typedef struct {
     int check_options;       /* --check-options: validate and exit, no MPI (the launcher's pre-check) */
     int describe;            /* --describe: print what the launcher needs (topology.h), exit */
     int describe_np;         /* --describe-np N: the -np the launcher was given, 0 = none */
+    int describe_workers;    /* --describe-workers N: the launcher's --workers, 0 = none */
+    topology_layout_t layout;   /* the topology's layout for describe_workers workers */
     /* the topology's own flags, as its table stores them (its config struct) */
     _Alignas(16) unsigned char topo_cfg[OPTIONS_TOPOLOGY_CONFIG_MAX];
 } options_t;
