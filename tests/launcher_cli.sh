@@ -73,5 +73,78 @@ out=$("$TRAIN" --check-options --topology ring --data "$data" 2>&1) || fail "psr
 [[ -z $out ]] || fail "psring-train --check-options printed: $out"
 out=$("$TOP_BUILDDIR/psring-bench-allreduce" --check-options -b 4K -e 1M 2>&1) || fail "psring-bench-allreduce --check-options: $out"
 out=$("$TOP_BUILDDIR/psring-bench-ps" --check-options --servers 2 2>&1) || fail "psring-bench-ps --check-options: $out"
+# --workers N: the topology's layout (psring-train --describe --describe-workers N) gives -np,
+# the hosts and the flags N implies; over hosts the launcher deals the first H of them, rank r on
+# host r mod H (--map-by node, as many slots each as that needs). Dry runs over a hostfile of 10,
+# -H and an emulated cluster's state (PSRING_CLUSTER_DIR: only its hostfile and state are read)
+scratch
+export TMPDIR=$SCRATCH/tmp && mkdir "$TMPDIR"   # the temporary hostfiles: none may be left
+for i in $(seq 0 9); do echo "10.99.0.$((i + 2)) slots=1"; done >"$SCRATCH/hosts10"
+# dry PSRING_TRAIN_ARGS...: the mpirun line in $cmd, the hosts dealt in $dealt ("" = none)
+dry() {
+  local out
+  out=$("$PSRING" train --dry-run --data "$data" "$@" 2>&1) || fail "psring train $*: $out"
+  cmd=$(grep '^psring: .*mpirun' <<<"$out") dealt=$(sed -n 's/^psring: hosts: //p' <<<"$out")
+  [[ -n $cmd ]] || fail "psring train --dry-run $*: no mpirun line: $out"
+}
+# expect_layout P H WORDS ARGS...: -np P, the first H hosts of hosts10 with ceil(P/H) slots each,
+# --map-by node, WORDS ("--servers 10") after the program
+expect_layout() {
+  local p=$1 h=$2 words=$3; shift 3
+  local want
+  want=$(head -n "$h" "$SCRATCH/hosts10" | awk -v s=$(( (p + h - 1) / h )) '{ print $1 " slots=" s }' | paste -sd, | sed 's/,/, /g')
+  dry --hostfile "$SCRATCH/hosts10" "$@"
+  [[ $cmd == *" --map-by node "* && $cmd == *" -np $p "* && $dealt == "$want" ]] ||
+    fail "psring train $*: want -np $p on $want with --map-by node: $cmd (hosts: $dealt)"
+  [[ -z $words || $cmd == *"/psring-train "*" $words"* ]] || fail "psring train $*: no '$words' for the ranks: $cmd"
+  [[ $cmd != *" --servers "*" --servers "* ]] || fail "psring train $*: --servers twice: $cmd"
+}
+for n in 2 4 8; do
+  expect_layout "$n" "$n" "" --topology ring --workers "$n"
+  expect_layout $(( n + 2 )) $(( n + 2 )) "" --topology ps --servers 2 --workers "$n"   # ps-lite: hosts of their own
+  for k in 0 1 2; do   # BytePS: N+K servers, one per host, worker i beside server i
+    expect_layout $(( 2 * n + k )) $(( n + k )) "--servers $(( n + k ))" --topology ps --byteps "$k" --workers "$n"
+  done
+done
+expect_layout 18 10 "--servers 10" --topology ps --byteps 2 --servers 10 --workers 8   # given as implied
+# without hosts only -np is derived; -H is dealt like a hostfile (its slots replaced)
+dry --topology ps --byteps 1 --workers 4
+[[ $cmd == *" -np 9 "*"--servers 5"* && $cmd != *--map-by* && -z $dealt ]] || fail "--workers 4 --byteps 1 on this host: $cmd"
+dry -H a:4,b,c,b,d --topology ring --workers 3
+[[ $cmd == *" -np 3 "* && $dealt == "a slots=1, b slots=1, c slots=1" ]] || fail "-H a:4,b,c,b,d --workers 3: $cmd (hosts: $dealt)"
+head -n 9 "$SCRATCH/hosts10" >"$SCRATCH/hosts9"
+once "psring: --workers 8 needs 10 hosts (8 workers beside 8 servers, 2 more on hosts of their own); --hostfile $SCRATCH/hosts9 has 9" \
+  train --hostfile "$SCRATCH/hosts9" --topology ps --byteps 2 --workers 8
+once "psring: --workers 4 needs 6 hosts (2 servers and 4 workers, each on a host of its own); -H names 5" \
+  train -H a,b,c,d,e --topology ps --servers 2 --workers 4
+# the emulated cluster (--cluster needs root: the ranks enter its hosts' namespaces)
+if [[ $(id -u) -eq 0 ]]; then
+  mkdir "$SCRATCH/c9" && cp "$SCRATCH/hosts9" "$SCRATCH/c9/hostfile" && printf 'hosts=9\nsubnet=10.99.0.0/24\n' >"$SCRATCH/c9/state"
+  PSRING_CLUSTER_DIR=$SCRATCH/c9 once "psring: --workers 8 needs 10 hosts (8 workers beside 8 servers, 2 more on hosts of their own); the emulated cluster has 9: psring cluster up 10" \
+    train --cluster --topology ps --byteps 2 --workers 8 --data "$data"
+  PSRING_CLUSTER_DIR=$SCRATCH/c9 dry --cluster --topology ps --byteps 1 --workers 4
+  [[ $cmd == *" --map-by node "*" -np 9 "*"--servers 5 --bind 10.99.0.0/24"* &&
+     $dealt == "10.99.0.2 slots=2, 10.99.0.3 slots=2, 10.99.0.4 slots=2, 10.99.0.5 slots=2, 10.99.0.6 slots=2" ]] ||
+    fail "--cluster --workers 4 --byteps 1: $cmd (hosts: $dealt)"
+fi
+# what --workers refuses: one line, exit 2, nothing started
+for bad in 0 -1 2.5 08 x ""; do
+  once "psring: --workers must be a positive integer up to 999999: got '$bad'" train --topology ring --workers "$bad"
+done
+once "psring: give --workers or -np, not both (--workers derives -np)" train --topology ring --workers 2 -np 2
+once "psring: --workers goes with psring train (a benchmark takes -np)" bench allreduce --workers 2
+once "psring-train: --topology local runs one worker: drop --workers 2 or pick another topology" train --workers 2
+once "psring-train: --servers 9 contradicts --byteps 2 with --workers 8: the placement needs --servers 10 (or leave --servers out)" \
+  train --topology ps --byteps 2 --servers 9 --workers 8
+once "psring-train: --byteps 2 needs --servers N+2 for N workers (psring train --workers N implies it)" \
+  train -np 12 --topology ps --byteps 2
+[[ -z $(ls "$TMPDIR") ]] || fail "temporary hostfiles left behind: $(ls "$TMPDIR")"
+# and for real: 2 workers with --byteps 1 start 5 ranks, every one told --servers 3
+if real=$(find_mnist); then
+  out=$(timeout 120 "$PSRING" train --topology ps --byteps 1 --workers 2 --data "$real" --layers 784,16,10 --steps 3 \
+        --train-limit 640 --quiet --csv "$SCRATCH/w.csv" 2>&1) || fail "psring train --workers 2 --byteps 1: $out"
+  [[ $(csv_col "$SCRATCH/w.csv" servers) == 3 && $(csv_col "$SCRATCH/w.csv" workers) == 2 ]] ||
+    fail "--workers 2 --byteps 1: servers $(csv_col "$SCRATCH/w.csv" servers), workers $(csv_col "$SCRATCH/w.csv" workers)"
+fi
 rm -f "$TOP_BUILDDIR/launcher_cli.err"
-pass "bad flags through psring train|bench -np N: one line, exit 2, before mpirun"
+pass "bad flags through psring train|bench -np N: one line, exit 2, before mpirun; --workers N derives -np and the hosts"
