@@ -87,6 +87,7 @@ static void slow_down(const options_t *o, int rank) {
 double run_step(run_t *r, int micro, run_draw_fn draw, void *src) {
     const options_t *o = r->o;
     double t0 = timer_now();
+    accel_share_compute(&r->accel);   /* an emulated GPU host: compute on the accelerator's share */
     r->grc.scale = 1.0f / (float)micro;
     float lr = lr_at(r, r->step);
     r->grc.lr = lr;
@@ -100,6 +101,9 @@ double run_step(run_t *r, int micro, run_draw_fn draw, void *src) {
     }
     loss /= micro;
     if (micro > 1 && !r->overlap) model_scale_grads(&r->md, r->grc.scale);   /* the mean gradient */
+    /* ... and what communicates or sums on the host's: the ring's reduction without --overlap,
+     * the PS worker's waits and copies, the loss average, a checkpoint */
+    accel_share_exchange(&r->accel);
     exchange_step(r, lr);
     r->step++;
     r->pt.train_total += timer_now() - t0;

@@ -140,6 +140,9 @@ void run_start(run_t *r) {
     r->next_epoch = r->start_epoch;   /* where a checkpoint written before any step resumes */
     r->next_batch = r->start_batch;
     model_zero_grad(&r->md);
+    /* last: the threads the exchange started in set-up (ZeroMQ I/O, heartbeats, the ring's
+     * communication thread) stay on an emulated GPU host's host share; only this one moves */
+    accel_share_init(&r->accel);
 }
 
 /* The checkpoint holds the place (r->next_epoch, r->next_batch) and the run's data layout
@@ -217,6 +220,7 @@ void run_finish(run_t *r) {
 
 /* everything the set-up made; the exchange is the caller's (it outlives the run) */
 void run_free(run_t *r) {
+    accel_share_free(&r->accel);
     free(r->state);
     model_free(&r->md);
     mlp_free(&r->m);

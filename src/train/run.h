@@ -16,6 +16,7 @@
 #include "train/options.h"
 #include "train/checkpoint.h"
 #include "exchange/model_ops.h"
+#include "common/accel_share.h"
 
 /* per-phase wall time of this worker, seconds */
 typedef struct { double data, compute, train_total; } phase_times_t;
@@ -62,6 +63,8 @@ typedef struct {
     long samples_done;            /* samples trained on, summed over the workers */
     long my_samples;              /* ... by this worker */
     double wall0, wall;
+    /* an emulated GPU host (psring cluster --kinds gpu): compute on its own CPU share */
+    accel_share_t accel;
 } run_t;
 
 /* run.c: set-up, the shared pieces of a step, the end of training, teardown */
