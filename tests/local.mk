@@ -44,6 +44,9 @@ EXTRA_DIST += tests/optim_equivalence.sh tests/ring_bytes.sh
 # emulated cluster (experiments/cluster): root and network namespaces, else SKIP
 TESTS += tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh tests/demo_interrupt.sh tests/demo_kill.sh
 EXTRA_DIST += tests/cluster_common.sh tests/cluster_updown.sh tests/cluster_losses.sh tests/cluster_dilation.sh tests/demo_interrupt.sh tests/demo_kill.sh
+# emulated GPU hosts (cluster up --kinds): two CPU shares each, the trainer's compute on its own
+TESTS += tests/cluster_kinds.sh
+EXTRA_DIST += tests/cluster_kinds.sh
 # psring --inject-latency-us (the shim is built in src/shim/local.mk)
 TESTS += tests/cluster_latency.sh
 EXTRA_DIST += tests/cluster_latency.sh
