@@ -106,6 +106,11 @@ assert plan.run_dilation(ring2, 8, "1gbit", cpus=1) == 8 and plan.run_dilation(r
 assert plan.run_dilation(ring2, 4, "1gbit", cpus=1) == 4 and plan.run_dilation(ps8, 8, "100mbit", cpus=1) == 8
 assert plan.run_dilation(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 16, "100mbit", cpus=2) == 4
 assert plan.run_dilation(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), 8, "1gbit", cpus=16) == 8   # D=1: 2 hosts at most
+# GPU hosts count two CPU shares: 8 GPU worker hosts + 2 server hosts are 18 shares, D = 16; no D = 1 for them
+ps8k2 = plan.Run("ps", "ps", 8, 2, 2, 0, "bsp", 1, False)
+assert plan.run_shares(ps8k2, 8) == 18 and plan.run_dilation(ps8k2, 16, "1gbit", cpus=2, gpu_hosts=8) == 16
+assert plan.run_dilation(ps8k2, 16, "1gbit", cpus=2) == 8 and plan.run_dilation(ring2, 8, "1gbit", cpus=2, gpu_hosts=2) == 8
+assert plan.run_shares(ring2, 5) == 4 and plan.run_dilation(ring2, 8, "100mbit", cpus=2, gpu_hosts=1) == 4
 # every throughput run as often as --repeats says
 o3, o1 = dict(repeats=3), dict(repeats=1)
 assert plan.repeats_of(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1, False), o3) == 3

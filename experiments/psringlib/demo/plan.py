@@ -104,18 +104,28 @@ def run_hosts(run):
     return run.N + (run.server_hosts if run.topology == "ps" else 0)
 
 
-def run_dilation(run, Dmax, rate, cpus=None):
+def run_shares(run, gpu_hosts=0):
+    """The CPU shares a run's hosts take: one per CPU host, two per GPU host (psring cluster up
+    --kinds gpu:G: its compute on one share, what communicates and sums on the other), the first
+    gpu_hosts of the cluster's hosts being GPU hosts."""
+    hosts = run_hosts(run)
+    return hosts + min(gpu_hosts, hosts)
+
+
+def run_dilation(run, Dmax, rate, cpus=None, gpu_hosts=0):
     """1 where the run has at most 2 workers, no more than this machine's CPUs, at most one server
-    host, and no straggler: each worker host then has a core of its own (pinned, Open MPI's TCP
-    transport keeps up with a 1 Gbit link), and a server host shares one, as it works while the
-    workers wait for its answer and idles while they compute. Otherwise
-    the smallest of 2, 4, 8, ... that keeps the run's hosts within 1.25 of the 2 cores (the rest
+    host, no straggler and no GPU host: each worker host then has a core of its own (pinned, Open
+    MPI's TCP transport keeps up with a 1 Gbit link), and a server host shares one, as it works
+    while the workers wait for its answer and idles while they compute (a GPU host's two shares
+    need quotas: cluster dilate 1 refuses them). Otherwise the smallest of 2, 4, 8, ... that keeps
+    the run's CPU shares (run_shares: a GPU host counts two) within 1.25 of the 2 cores (the rest
     is the kernel's packet work: veth, bridge, tbf, which no cgroup is charged for) and every link
     at most 125 Mbit/s of real time. Above that Open MPI's TCP transport falls behind the link,
     and a dilated run would show that slowness, not the cluster's (measured:
     docs/results/lab-notes-experiments.md)."""
-    N, hosts = run.N, run_hosts(run)
-    if N <= min(cpus or len(os.sched_getaffinity(0)), 2) and hosts <= N + 1 and run.straggler == 1:   # 2: what --validate checks
+    N, hosts, shares = run.N, run_hosts(run), run_shares(run, gpu_hosts)
+    if N <= min(cpus or len(os.sched_getaffinity(0)), 2) and hosts <= N + 1 and run.straggler == 1 \
+            and shares == hosts:   # 2: what --validate checks
         # real 1-core hosts on links at the nominal rate, no quota (cluster dilate 1 pins host hI
         # to the I-th CPU, modulo their number: one server host h0 shares a core with the last
         # worker). A quota stops a host for the rest of a 2 ms period whenever the exchange's CPU
@@ -123,7 +133,7 @@ def run_dilation(run, Dmax, rate, cpus=None):
         # docs/results/lab-notes-experiments.md)
         return 1
     D = 2
-    while (hosts / D > 1.25 or units.rate_bps(rate) / D > 125e6) and D < Dmax:
+    while (shares / D > 1.25 or units.rate_bps(rate) / D > 125e6) and D < Dmax:
         D *= 2
     return min(D, Dmax)
 
