@@ -42,5 +42,5 @@ once "psring-train: --byteps must be a count of spare server hosts >= 0: got '-1
   "$TOP_SRCDIR/psring" train -np 5 --topology ps --servers 3 --byteps -1 --data "$DATA"
 # started by mpirun alone, the processes' count is checked where it is known: once, exit 2
 out=$(timeout 60 $MPIRUN $MPIRUN_FLAGS -np 6 "$TRAIN" --topology ps --servers 3 --byteps 1 --data "$DATA" 2>&1)
-[[ $(grep -c -- '--byteps 1: 6 processes with --servers 3 make 3 workers' <<<"$out") == 1 ]] || fail "mpirun -np 6: $out"
+[[ $(grep -c -- '--byteps 1: -np 6 with --servers 3 makes 3 workers' <<<"$out") == 1 ]] || fail "mpirun -np 6: $out"
 pass "ps --byteps 1 == local for 50 steps (servers stepping or summing); the split said and in the CSV; bad placements refused"

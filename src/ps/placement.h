@@ -11,6 +11,7 @@
 #ifndef PSRING_PS_PLACEMENT_H
 #define PSRING_PS_PLACEMENT_H
 #include <stddef.h>
+#include <stdio.h>
 #include "model/optim.h"
 
 /* x*: the share of the keys on K spare hosts beside N worker hosts (0 when K = 0 or N = 1) */
@@ -19,5 +20,15 @@ double ps_byteps_share(int N, int K);
  * nservers servers are the spare hosts'; with none it is the even split), else LARS' whole
  * tensors when optim asks for them, else the even split */
 void ps_key_range(const optim_config_t *optim, size_t count, int nservers, int spare, int s, size_t *lo, size_t *len);
+/* --byteps K with S servers among P processes: 1 when the placement holds (P - S workers, a
+ * server beside each plus K), else 0 and the line that says which --servers it needs in why.
+ * Inline: the trainer's option parser (ps_topology.c) and the exchange share it without the
+ * descriptor linking the PS. */
+static inline int ps_byteps_fits(int K, int S, int P, char *why, size_t whylen) {
+    if (S - K == P - S) return 1;
+    snprintf(why, whylen, "--byteps %d: -np %d with --servers %d makes %d workers, but the placement puts a server on "
+             "every worker host plus %d: --servers %d", K, P, S, P - S, K, P - S + K);
+    return 0;
+}
 
 #endif

@@ -366,11 +366,7 @@ static void check_servers(const ps_config_t *c, size_t count, int rank, int size
         snprintf(msg, sizeof msg, "--topology ps needs 1 <= --servers < number of processes (got --servers %d with %d processes)", S, size);
         bad_start(rank, started, msg);
     }
-    if (c->byteps >= 0 && S - c->byteps != size - S) {
-        snprintf(msg, sizeof msg, "--byteps %d: %d processes with --servers %d make %d workers, but the placement puts a "
-                 "server on every worker host plus %d: --servers %d", c->byteps, size, S, size - S, c->byteps, size - S + c->byteps);
-        bad_start(rank, started, msg);
-    }
+    if (c->byteps >= 0 && !ps_byteps_fits(c->byteps, S, size, msg, sizeof msg)) bad_start(rank, started, msg);
     for (int s = 0; c->byteps > 0 && s < S; s++) {
         size_t lo, len;
         ps_key_range(&c->optim, count, S, c->byteps, s, &lo, &len);

@@ -7,6 +7,7 @@
 #include "exchange/topology.h"
 #include "ps/ps_config.h"
 #include "ps/ps_exchange.h"
+#include "ps/placement.h"
 
 typedef struct {
     int servers, sync, staleness, transport, fp16, chunk_kb, credit, mode, byteps, overlap;
@@ -93,9 +94,7 @@ static int ps_processes(const void *cfg, int np, char *err, size_t errlen) {
     const ps_flags_t *f = cfg;
     if (np && np <= ps_servers(f))
         FAIL("--topology ps with -np %d and --servers %d leaves no worker (need -np > servers)", np, ps_servers(f));
-    if (np && f->byteps >= 0 && f->servers - f->byteps != np - f->servers)
-        FAIL("--byteps %d: -np %d with --servers %d makes %d workers, but the placement puts a server on every worker "
-             "host plus %d: --servers %d", f->byteps, np, f->servers, np - f->servers, f->byteps, np - f->servers + f->byteps);
+    if (np && f->byteps >= 0 && !ps_byteps_fits(f->byteps, ps_servers(f), np, err, errlen)) return -1;
     return 0;
 }
 

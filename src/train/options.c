@@ -231,6 +231,7 @@ static int store(options_t *o, const given_t *g, int ng, char *err, size_t errle
     if (o->topology->config_size > sizeof o->topo_cfg) abort();   /* a programming error */
     o->topology->defaults(o->topo_cfg);
     for (int i = 0; i < ng; i++) {
+        if (!strcmp(g[i].flag, "topology")) continue;   /* stored above */
         const opttab_row_t *row = opttab_find(&head, g[i].flag);
         if (!row) row = opttab_find(&tail, g[i].flag);
         void *base = o;
