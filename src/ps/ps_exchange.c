@@ -101,13 +101,16 @@ static int ps_sync_params_only(exchange_t *ex, float *params, size_t count) {
     return 0;
 }
 
-/* --ps-mode sum: the optimizer state lives on the workers; after the parameters every worker but
- * a resumed worker 0 takes the servers' copy of it (zero on a fresh run; a resumed run's state,
- * which worker 0's STATE_SET left there) */
+/* --ps-mode sum: the optimizer state lives on the workers. A fresh run's is zero everywhere; on
+ * a resume worker 0's STATE_SET left the checkpoint's on the servers, and every other worker
+ * takes it from there once. Only worker 0 knows which it is: it says so through the workers'
+ * average (a few bytes), so a fresh run moves no state at all. */
 static void sum_sync_state(exchange_t *ex) {
     ps_impl_t *p = ex->impl;
-    if (!p->sum_only || (ex->rank == 0 && p->restored)) return;
-    ps_worker_state_get(p->worker, p->mean, p->state);
+    if (!p->sum_only) return;
+    double resumed = ex->rank == 0 && p->restored;
+    ps_worker_average(p->worker, &resumed, 1);
+    if (resumed > 0 && !(ex->rank == 0 && p->restored)) ps_worker_state_get(p->worker, p->mean, p->state);
 }
 
 static int ps_sync_params(exchange_t *ex, float *params, size_t count) {
