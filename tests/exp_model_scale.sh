@@ -125,6 +125,20 @@ sed 's/,quote,assumed$/,quote,assumed,overlap/; s/^\(fx-tree,.*\)$/\1,0/; s/^\(f
 for want in "fx-tree +tree H=2 G=8 100G rdma ov=0 .* 1.8702 +3.90%" "fx-hier .* 0.8696 +3.38%" "^median error 3.64%, worst 12.42% \(fx-ps\)"; do
   grep -Eq "$want" "$SCRATCH/pub5" || fail "--published with an overlap column: no '$want' in $(cat "$SCRATCH/pub5")"
 done
+# gradient accumulation: fx-tree exchanges once per 4 micro-batches of 100 ms, its one-host baseline once per 2, none
+# hidden: 2 hosts 4 x 100 + 8.16 ms, one host 2 x 100 + 1.14 ms; speedup 2 x (400/408.16) / (200/201.14) = 1.9712, error 9.51%
+sed 's/,overlap$/,overlap,accumulation,baseline_accumulation/; s/^\(fx-tree,.*\),0$/\1,0,4,2/; s/^\(fx-[rph].*\),$/\1,,,/' "$SCRATCH/ov.csv" >"$SCRATCH/acc.csv"
+"$MODEL" --published "$SCRATCH/acc.csv" >"$SCRATCH/pub7" || fail "--published with accumulation: $(cat "$SCRATCH/pub7")"
+for want in "fx-tree +tree H=2 G=8 100G rdma ov=0 acc=4 .* 1.9712 +9.51%" "fx-ring .* 0.8045 +3.14%" "^median error 6.45%, worst 12.42% \(fx-ps\)"; do
+  grep -Eq "$want" "$SCRATCH/pub7" || fail "--published with accumulation: no '$want' in $(cat "$SCRATCH/pub7")"
+done
+python3 - <<'PY' || fail "accumulated_step"
+from psringlib import costmodel as cm
+# 4 micro-batches of 30 ms, the exchange of 1.23 ms (hier, as --predict's hand value) half hidden under the last backward
+step, total, shown, _ = cm.accumulated_step(4, "hier", 2, 4, 1e6, 0.03, 1e-5, 1e-9, 1e-10, 0.0, overlap=0.5)
+assert abs(step - (4 * 0.03 + 0.615e-3)) < 1e-15 and abs(total - 1.23e-3) < 1e-15 and abs(shown - 0.615e-3) < 1e-15, (step, total, shown)
+assert cm.accumulated_step(1, "ring", 4, 1, 1e6, 0.02, 1e-5, 1e-9, 1e-9, 0.0) == cm.cluster_step("ring", 4, 1, 1e6, 0.02, 1e-5, 1e-9, 1e-9, 0.0)
+PY
 # --check: the fixture's rows without its '#' lines run through the fixture's assumptions and are reported apart
 grep -v '^#' "$FIX" >"$SCRATCH/chk.csv"
 "$MODEL" --published "$SCRATCH/ov.csv" --check "$SCRATCH/chk.csv" >"$SCRATCH/pub6" || fail "--check: $(cat "$SCRATCH/pub6")"
@@ -169,6 +183,9 @@ sed 's/^fx-ps,\(.*\),ps,4,1,/fx-ps,\1,ps,4.5,1,/' "$FIX" >"$SCRATCH/half.csv"
 sed 's/^# left out: nothing/# server,fixture-a,0,made up\n&/' "$FIX" >"$SCRATCH/nocores.csv"
 sed 's/^\(fx-tree,.*\),0$/\1,1.5/' "$SCRATCH/ov.csv" >"$SCRATCH/ovbad.csv"
 sed 's/^\(fx-tree,.*\),0$/\1,nan/' "$SCRATCH/ov.csv" >"$SCRATCH/ovnan.csv"
+sed 's/^\(fx-tree,.*\),4,2$/\1,0,2/' "$SCRATCH/acc.csv" >"$SCRATCH/acc0.csv"
+sed 's/^\(fx-tree,.*\),4,2$/\1,4,2.5/' "$SCRATCH/acc.csv" >"$SCRATCH/acchalf.csv"
+sed 's/^\(fx-tree,.*\),4,2$/\1,x,2/' "$SCRATCH/acc.csv" >"$SCRATCH/accx.csv"
 { echo "#  assume , rdma,4,0.88,0.1,spaced"; cat "$SCRATCH/chk.csv"; } >"$SCRATCH/chkassume.csv"
 while IFS='|' read -r args want; do
   out=$("$MODEL" $args 2>&1); rc=$?
@@ -209,5 +226,8 @@ done <<EOF2
 --published $SCRATCH/ovnan.csv|row fx-tree: overlap 'nan' is not a fraction in 0..1
 --published $FIX --check $SCRATCH/chkassume.csv|chkassume.csv: sets nothing
 --published $FIX --check=|--check needs a path
+--published $SCRATCH/acc0.csv|row fx-tree: accumulation '0' is not a whole count >= 1
+--published $SCRATCH/acchalf.csv|row fx-tree: baseline_accumulation '2.5' is not a whole count >= 1
+--published $SCRATCH/accx.csv|row fx-tree: accumulation 'x' is not a whole count >= 1
 EOF2
 pass "cost model at scale: formulas by hand, G=1 is the flat model, tree/ring cross, --predict, --extrapolate, --published, --check"

@@ -212,6 +212,15 @@ def cluster_step(topo, H, G, n, compute_s, alpha, beta, beta_i, gamma, S=0, k=0,
     ex = exposed(total, BACKWARD_SHARE * compute_s, overlap, m)
     return compute_s + ex, total, ex, parts
 
+
+def accumulated_step(accumulation, topo, H, G, n, compute_s, *args, **kw):
+    """cluster_step when each exchange follows `accumulation` micro-batches of compute_s each (gradient
+    accumulation): the first accumulation - 1 only add into the gradients, so only the last one's backward can
+    hide the exchange. (step, exchange, exposed, parts) seconds; the step is accumulation micro-batches long."""
+    step, total, ex, parts = cluster_step(topo, H, G, n, compute_s, *args, **kw)
+    return step + (accumulation - 1) * compute_s, total, ex, parts
+
+
 # The calibration file (psring model --calibrate writes it): one row of these columns.
 CAL_FORMAT = "psring-model-2"
 CAL_COLUMNS = ["format", "alpha_s", "beta_s_per_byte", "gamma_s_per_byte", "link_rate_bps", "dilation"]
