@@ -136,8 +136,6 @@ def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0,
 
 # ---- at cluster scale: H hosts of G GPUs each (N = G H), beta_i one GPU's intra-host link -------
 # Every message costs alpha, inside a host too; with G = 1 each formula is the flat one above.
-BACKWARD_SHARE = 2 / 3   # of a step's compute: backward costs twice the forward (Kaplan et al., Scaling
-                         # Laws for Neural Language Models, 2020, section 2.1: 6 flops per parameter, 4 backward)
 TOPOLOGIES = ("ring", "hier", "tree", "ps")
 
 
@@ -219,6 +217,79 @@ def accumulated_step(accumulation, topo, H, G, n, compute_s, *args, **kw):
     hide the exchange. (step, exchange, exposed, parts) seconds; the step is accumulation micro-batches long."""
     step, total, ex, parts = cluster_step(topo, H, G, n, compute_s, *args, **kw)
     return step + (accumulation - 1) * compute_s, total, ex, parts
+
+
+# ---- every constant the model at scale uses, with where it comes from --------------------------------
+# name: (value, unit, source). A source opens with "measured:" (the command, on this testbed), "cited:"
+# (file and commit, or page) or "assumed:" (and why); constants_check refuses an entry without a unit or
+# source. psring model --constants prints this table; the code reads it through const(name) only.
+CONSTANTS = {
+    "alpha_rdma": (6.6, "us a message", "cited: NCCL 2.5.6-1 (NVIDIA/nccl 299c554, 2019-11-19) src/graph/tuning.cc, "
+                   "hwLat[NET][Ring][Simple]: each of a ring allreduce's 2(N-1) steps between hosts (plus baseLat 8.4 us once, "
+                   "left out)"),
+    "alpha_tcp": (30.1, "us a message", "measured: psring model --calibrate (half a ring ping-pong of Open MPI over kernel "
+                  "TCP between two emulated hosts, over the dilation), median of docs/results/demo-lesson-2026-11-27/"
+                  "run*/calibration.csv (20.7-44.8 us): two kernel stacks and a bridge, no NIC"),
+    "line_rdma": (0.88, "of the link rate", "cited: fridayswithfaraday.com/posts/nvidia-dynamo-network-optimization, tuned "
+                  "NCCL (Tree, Simple, GPUDirect RDMA) at 44.1 GB/s on 400 Gb/s InfiniBand (a secondary page)"),
+    "line_tcp": (1448 / 1538, "of the link rate", "cited: TCP's payload over Ethernet at MTU 1500, 1448 of 1538 bytes on the "
+                 "wire a frame (IEEE 802.3: preamble 8, header 14, FCS 4, gap 12; IPv4 20, TCP 20, RFC 7323 timestamps 12): "
+                 "a ceiling; measured: Open MPI's TCP at 1.06x the link time at 125 Mbit/s on this testbed "
+                 "(docs/results/dilation-history-2026-11.md), 1.59x at 500 where the host's CPU fell behind: the kernel's CPU "
+                 "cost at 10-40 Gbit/s is not measured here"),
+    "overlap_rdma": (0.75, "of the exchange hidden", "cited: factryze.ai/scale-atlas/collectives/compute-comm-overlap, "
+                     "60-90% of the all-reduce hidden under backward, the midpoint (a secondary page; a row whose training "
+                     "code says when its exchange starts overrides it)"),
+    "overlap_tcp": (0.75, "of the exchange hidden", "cited: as overlap_rdma: the page gives one range for every wire"),
+    "gamma_server": (0.030, "ns/B summed", "measured: psring model --measure-gamma 4096000 (--calibrate's y += x, one "
+                     "OpenBLAS thread, at BytePS' BYTEPS_PARTITION_BYTES, ymjiang/gluon-nlp 0b605ed run_bps.sh) on this "
+                     "testbed's AMD EPYC guest, median of 7 runs (0.022-0.051; 0.021 at 256 KiB): a 2019 server's core is "
+                     "not measured"),
+    "gamma_gpu": (0.0, "ns/B summed", "assumed: a GPU adds inside the kernel that copies (NCCL reduces as it copies), at "
+                  "memory speed, under the link's time"),
+    "backward_share": (2 / 3, "of a step's compute", "cited: Kaplan et al., Scaling Laws for Neural Language Models, 2020, "
+                       "section 2.1: 6 flops per parameter, 4 of them backward"),
+    "bucket_mib": (25.0, "MiB", "cited: PyTorch DistributedDataParallel's bucket_cap_mb default, 25 "
+                   "(torch/nn/parallel/distributed.py)"),
+    "ps_slice_kib": (1024, "KiB of float32", "cited: this trainer's --ps-chunk-kb default, PS_CHUNK_KB_DEFAULT "
+                     "(src/ps/ps_topology.c); every published PS row takes it (BytePS' run used 4096000 B partitions)"),
+    "intra_default": (1000.0, "Gbit/s a direction", "assumed: --predict's NVLink-class intra-host link, a round figure "
+                      "below intra_nvlink-v100"),
+    "intra_pcie3": (16 * 8 * 128 / 130, "Gbit/s a direction", "cited: PCI Express Base 3.0 (PCI-SIG, 2010): 8 GT/s a lane, "
+                    "128b/130b encoding, x16"),
+    "intra_pcie4": (16 * 16 * 128 / 130, "Gbit/s a direction", "cited: PCI Express Base 4.0 (PCI-SIG, 2017): 16 GT/s a "
+                    "lane, 128b/130b encoding, x16"),
+    "intra_nvlink-v100": (1200.0, "Gbit/s a direction", "cited: NVIDIA, DGX-1 With Tesla V100 System Architecture "
+                          "(whitepaper, 2017): six NVLink 2.0 links of 25 GB/s each way (300 GB/s both ways together); "
+                          "Dell EMC Ready Solutions for AI, Deep Learning with NVIDIA v1.0, p. 17: V100-SXM2 NVLink "
+                          "uni-direction 150 GB/s"),
+    "params_resnet50": (25.6e6, "parameters", "cited: torchvision's ResNet-50 (ResNet50_Weights.IMAGENET1K_V1, "
+                        "25,557,032)"),
+    "params_vgg16": (138e6, "parameters", "cited: Simonyan, Zisserman, ICLR 2015, Table 2 (VGG-16: 138 M)"),
+    "params_bert-large": (340e6, "parameters", "cited: Devlin et al., BERT, NAACL 2019, section 3 (BERT-large: 340 M)"),
+    "params_mnist-mlp": (535818, "parameters", "cited: this trainer's default --layers 784,512,256,10 (src/train/options.c), "
+                         "counted: 784x512+512 + 512x256+256 + 256x10+10"),
+}
+TRANSPORTS = ("tcp", "rdma")
+
+
+def constants_check(table):
+    """The names of entries without a number, a unit, or a source that says measured, cited or assumed."""
+    ok = lambda v: isinstance(v, tuple) and len(v) == 3 and isinstance(v[0], (int, float)) and str(v[1]).strip() \
+        and str(v[2]).startswith(("measured:", "cited:", "assumed:")) and len(str(v[2])) > len("assumed: ")
+    return [name for name, v in table.items() if not ok(v)]
+
+
+def const(name):
+    return CONSTANTS[name][0]
+
+
+BACKWARD_SHARE = const("backward_share")   # backward's share of compute: the bucket model's
+
+
+def transport(name):
+    """(alpha seconds, line fraction, overlap) of a transport, tcp or rdma, from CONSTANTS."""
+    return const("alpha_" + name) * 1e-6, const("line_" + name), const("overlap_" + name)
 
 
 # The calibration file (psring model --calibrate writes it): one row of these columns.
