@@ -90,12 +90,12 @@ def byteps_x(N, k):
     return min(1.0, 2 * k * (N - 1) / (N * N + k * N - 2 * k))
 
 
-def exchange_time(topology, N, n, cal, S=0, k=0):
+def exchange_time(topology, N, n, cal, S=0, k=0, x=None):
     a, b, g = cal["alpha_s"], cal["beta_s_per_byte"], cal["gamma_s_per_byte"]
     if topology == "ring":
         return ring_time(N, n, a, b, g)
     if topology == "ps":
-        return ps_time(N, n, a, b, g, S=S, k=k, slice_bytes=cal.get("slice_bytes", 0))
+        return ps_time(N, n, a, b, g, S=S, k=k, x=x, slice_bytes=cal.get("slice_bytes", 0))
     raise ValueError("unknown topology '%s' (ring or ps)" % topology)
 
 
@@ -115,13 +115,14 @@ def slowest_of(samples, N):
 
 
 def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0, slow_share=1.0,
-              hidden_s=0.0, samples=(), sync_every=0):
+              hidden_s=0.0, samples=(), sync_every=0, x=None):
     """Seconds of one step: compute of the host everybody waits for + the exposed exchange.
     slow_share < 1: one worker host has that fraction of the others' CPU (a straggler); hidden_s:
     exchange hidden behind backward (--overlap); samples: one host's per-step compute times;
-    sync_every: ssp, steps between the workers' synchronizations (0: none). A fast worker's view
+    sync_every: ssp, steps between the workers' synchronizations (0: none); x: the share of the
+    gradient on the k server hosts (BytePS' placement; None: all of it). A fast worker's view
     under async and ssp. Returns (step, exchange, wait)."""
-    ex = max(exchange_time(topology, N, n, cal, S, k) - hidden_s, 0.0)
+    ex = max(exchange_time(topology, N, n, cal, S, k, x) - hidden_s, 0.0)
     slow = compute_s / slow_share
     if topology == "ps" and sync == "async":
         wait = 0.0                              # the fast workers' own pace
