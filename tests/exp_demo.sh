@@ -123,6 +123,15 @@ assert sorted((r[1], r[6], r[7]) for r in tta) == sorted((t, s, f) for f in (1.0
                                                           (("ring", "bsp"), ("ps", "bsp"), ("ps", "async"), ("ps", "ssp"))), tta
 assert all(r[2] == 4 and r[3] == r[4] == (plan.TTA_SERVERS if r[1] == "ps" else 0) and r[5] == 0 for r in tta), tta
 assert not any(r[8] for r in plan.plan(dict(quick=True)))
+# BytePS' placement with one spare host at N = 4 and 8, summing servers, on the hosts the runs
+# with one server host take (N + 1), the launcher deriving the processes from --workers
+bp = [r for r in plan.plan(dict(quick=False)) if r.byteps]
+assert [(r.label, r.N, r.servers, r.server_hosts, plan.run_hosts(r)) for r in bp] == [(plan.BYTEPS, 4, 5, 1, 5), (plan.BYTEPS, 8, 9, 1, 9)], bp
+c = plan.command(bp[1], dict(steps=16), "d")
+assert c[c.index("--workers") + 1] == "8" and c[c.index("--byteps") + 1] == "1" and c[c.index("--ps-mode") + 1] == "sum", c
+assert "-np" not in c and "--servers" not in c and "--overlap" not in c and "--fp16" in c, c
+assert not any(r.byteps for r in plan.plan(dict(quick=True)))
+assert figures.busiest(plan.BYTEPS, 8, 1.0)[2] == figures.cm.ps_bytes(8, 1.0, k=1, x=0.2) and abs(0.2 - figures.cm.byteps_x(8, 1)) < 1e-12
 assert plan.repeats_of(tta[0], o3) == plan.TTA_REPEATS == 2 and plan.repeats_of(tta[0], o1) == 1
 c = plan.command(tta[0], dict(steps=16), "d")
 assert "--steps" not in c and c[c.index("--batch") + 1] == str(plan.TTA_BATCH) and c[c.index("--test-limit") + 1] == "10000" \
@@ -189,6 +198,8 @@ for N, t in ((1, 14.0), (2, 26.0), (4, 50.0), (8, 98.0)):
     add("ps, 1 server host", "ps", N, t, k=1, S=1)
 for k, t in ((2, 26.0), (3, 11.5), (4, 11.0)):
     add("ps, k server hosts", "ps", 4, t, k=k, S=k)
+for N, t in ((4, 13.0), (8, 13.5)):   # in the winners' tables, not in the k-server sweep (its k = 1 holds x* only)
+    add(plan.BYTEPS, "ps", N, t, k=1, S=N + 1)
 add("ring", "ring", 4, 30.0, strag=0.5)
 add("ps, N colocated", "ps", 2, 11.4, S=2)   # within 5% of the ring at N=2: a tie, not a win
 add("step alone", "local", 1, 8.0, D=1)   # the same step on a full core: 128000 samples/s, in no table or label
@@ -218,13 +229,14 @@ buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     verdict.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 text = buf.getvalue()
-for want in ("1-core hosts at 1gbit, dilation 8,", "N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "7.84x ps, 1 server host", "N=1: ring wins", "efficiency at N=8: 0.80 (throughput(8) / (8 x throughput(1))); 0.64 against the same step alone"
+for want in ("1-core hosts at 1gbit, dilation 8,", "N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "N=1: ring wins", "efficiency at N=8: 0.80 (throughput(8) / (8 x throughput(1))); 0.64 against the same step alone"
              " on a full core (128000 samples/s, the one-worker host 0.80x that)",
              "exchanges faster than the ring from k=3 on (1.50 vs 1.90 ms, 21.1% less round by round), at the cost of 3"
              " server hosts: 7 hosts in all against the ring's 4", "What it does not",
              "without a straggler: BSP ring 1.20 s, 95.6%; BSP PS 1.80 s, 95.6%.",
              "with one host at half a core: BSP PS 2.20 s, 95.6%; async PS 1.20 s, 90.1% (0.55 of BSP PS's time);"
-             " SSP PS 1.70 s, 93.1% (0.77 of BSP PS's time); BSP PS passed async's 90.1% by 1.00 s.", "N=4: ring wins"):
+             " SSP PS 1.70 s, 93.1% (0.77 of BSP PS's time); BSP PS passed async's 90.1% by 1.00 s.", "N=4: ring wins",
+             "N=8: ring wins, 655360 samples/s, 1.08x ps, BytePS k=1; 7.84x PS with one server"):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
 assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
 n2 = next(l for l in text.splitlines() if "N=2:" in l)
@@ -246,10 +258,11 @@ assert all(t in svg for t in ("ps, 4 server hosts, async, straggler", "all 10,00
 # configuration under its whole label (double quotes: gnuplot splits a data line at blanks
 # outside them), and the throughput's medians
 bars = [shlex.split(l) for l in open(os.path.join(out, "demo-data", "bars.dat")).read().splitlines()]
-assert [b[0] for b in bars] == ["ring", "ps, 1 server host"], bars
-assert [[float(x) for x in b[1:]] for b in bars] == [[10.0, 2.5, 0.0, 12.5, 12.5, 12.5], [10.0, 88.0, 0.0, 98.0, 98.0, 98.0]], bars
+assert [b[0] for b in bars] == ["ring", "ps, 1 server host", plan.BYTEPS], bars
+assert [[float(x) for x in b[1:]] for b in bars] == [[10.0, 2.5, 0.0, 12.5, 12.5, 12.5], [10.0, 88.0, 0.0, 98.0, 98.0, 98.0],
+                                                     [10.0, 3.5, 0.0, 13.5, 13.5, 13.5]], bars
 svg = open(os.path.join(out, "breakdown.svg")).read()
-assert all(">%s<" % lab in svg for lab in ("ring", "ps, 1 server host")), "breakdown.svg lacks a whole bar label"
+assert all(">%s<" % lab in svg for lab in ("ring", "ps, 1 server host", plan.BYTEPS)), "breakdown.svg lacks a whole bar label"
 thr = [[float(x) for x in l.split()] for l in open(os.path.join(out, "demo-data", "thr0.dat")).read().splitlines()]
 assert [(t[0], round(t[1])) for t in thr] == [(1, 102400), (2, 186182), (4, 344202), (8, 655360)], thr
 # the figures on a fuller fixture, with a calibration (the model's lines): three repeats a point

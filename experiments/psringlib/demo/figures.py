@@ -8,12 +8,12 @@ import sys
 from .. import costmodel as cm
 from .. import gnuplot, results, stats
 from . import say
-from .plan import BATCH, LAYERS, PS_CHUNK_KB, TTA_N, TTA_REGIME, TTA_SERVERS
+from .plan import BATCH, BYTEPS, LAYERS, PS_CHUNK_KB, TTA_N, TTA_REGIME, TTA_SERVERS
 
 
 # each configuration's color in every figure (the demo's labels)
 COLORS = {"ring": "#2471a3", "ps, 1 server host": "#c0392b", "ps, N/2 colocated": "#8e44ad",
-          "ps, N colocated": "#d68910", "ps, k server hosts": "#27ae60"}
+          "ps, N colocated": "#d68910", "ps, k server hosts": "#27ae60", BYTEPS: "#117a65"}
 
 
 def by_label_n(r):
@@ -42,7 +42,8 @@ def k_sweep(rows):
 
 
 def k_sweep_row(r):
-    return r["_N"] == 4 and r["_strag"] == 1 and r.get("topology") == "ps" and r["_k"] > 0 and r.get("sync") == "bsp" and not r["_tta"]
+    return r["_N"] == 4 and r["_strag"] == 1 and r.get("topology") == "ps" and r["_k"] > 0 and r.get("sync") == "bsp" and not r["_tta"] \
+        and r["label"] != BYTEPS   # its k = 1 spare host holds only x* of the gradient
 
 
 def ring4_row(r):
@@ -81,11 +82,14 @@ def median_run(rows, key, where, median):
 def busiest(lab, N, n):
     """(topology, its keywords, bytes each way on the busiest link per step) of configuration LAB
     at N (ring 2(N-1)/N n; PS, k server hosts max(n, N n / k); S shards colocated (N+S-2) n / S,
-    at least n); None where there is no such configuration."""
+    at least n; BytePS with one spare host ps_bytes at x*); None where there is no such configuration."""
     if lab == "ring":
         return "ring", {}, 2 * (N - 1) / N * n
     if lab == "ps, 1 server host":
         return "ps", dict(k=1), cm.ps_bytes(N, n, k=1)
+    if lab == BYTEPS:   # x* of the gradient on the spare host, the rest summed beside the workers
+        x = cm.byteps_x(N, 1)
+        return "ps", dict(k=1, x=x), cm.ps_bytes(N, n, k=1, x=x)
     S = N // 2 if "N/2" in lab else N
     if N < 2 or S < 1:
         return None

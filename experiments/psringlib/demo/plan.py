@@ -41,8 +41,10 @@ TTA_REGIME = ("MLP %%s, %s, fp16, %%s links; BSP lr %g, momentum %g; async, SSP 
 
 # one configuration the demo runs: N workers; servers (S) and server hosts (k, 0: colocated or none);
 # colocated: the hosts the shards share with the workers, or 0; straggler: one host's CPU share;
-# tta: time to accuracy, whole epochs at TTA_BATCH instead of timed steps at BATCH
-Run = collections.namedtuple("Run", "label topology N servers server_hosts colocated sync straggler tta")
+# tta: time to accuracy, whole epochs at TTA_BATCH instead of timed steps at BATCH; byteps: K of
+# BytePS' placement (a summation server beside each worker plus K on hosts of their own), or 0
+Run = collections.namedtuple("Run", "label topology N servers server_hosts colocated sync straggler tta byteps", defaults=(0,))
+BYTEPS = "ps, BytePS k=1"   # its label: BytePS' placement with one spare host, --ps-mode sum
 
 
 def plan(o):
@@ -58,6 +60,8 @@ def plan(o):
             runs.append(Run("ps, N colocated", "ps", N, N, 0, N, "bsp", 1.0, False))
         for k in (2, 3, 4):
             runs.append(Run("ps, k server hosts", "ps", 4, k, k, 0, "bsp", 1.0, False))
+        for N in (4, 8):   # BytePS' own placement beside them: N + 1 hosts, as one server host takes
+            runs.append(Run(BYTEPS, "ps", N, N + 1, 1, 0, "bsp", 1.0, False, 1))
         for strag in (1.0, 0.5):
             for label, topo, sync in (("ring", "ring", "bsp"), (TTA_PS, "ps", "bsp"), (TTA_PS, "ps", "async"), (TTA_PS, "ps", "ssp")):
                 S = TTA_SERVERS if topo == "ps" else 0
@@ -66,16 +70,20 @@ def plan(o):
 
 
 def command(run, o, data):
-    label, topo, N, S, k, colo, sync, strag, tta = run
+    label, topo, N, S, k, colo, sync, strag, tta, byteps = run
     if run is ALONE:
         return alone_command(data, o["steps"])
     np_ = N + (S if topo == "ps" else 0)
     batch, lr, test = (TTA_BATCH, TTA_LR if sync == "bsp" else TTA_LR / N, TTA_TEST) if tta else (BATCH, LR, TEST)
-    cmd = [PSRING, "train", "--cluster", "-np", str(np_), "--topology", topo, "--layers", LAYERS, "--batch", str(batch),
+    # BytePS: --workers N, the launcher derives -np 2N+K, --servers N+K and the hosts
+    procs = ["--workers", str(N)] if byteps else ["-np", str(np_)]
+    cmd = [PSRING, "train", "--cluster"] + procs + ["--topology", topo, "--layers", LAYERS, "--batch", str(batch),
            "--lr", "%g" % lr, "--lr-scale", "none", "--fp16", "--data", data, "--test-limit", str(test), "--seed", "42"]
     if colo:
         cmd += ["--cluster-hosts", str(colo)]
-    if topo == "ps":
+    if byteps:
+        cmd += ["--byteps", str(byteps), "--ps-mode", "sum", "--sync", sync, "--ps-chunk-kb", str(PS_CHUNK_KB)]
+    elif topo == "ps":
         cmd += ["--servers", str(S), "--sync", sync, "--ps-chunk-kb", str(PS_CHUNK_KB)]
     else:
         cmd += ["--chunk-kb", str(RING_CHUNK_KB)]

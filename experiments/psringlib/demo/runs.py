@@ -142,7 +142,7 @@ def emulated(o, runs, nhosts, D, out, data, csv_path, ep_path, done, t0, made):
 
 
 def one(run, cmd, row, o, csv_path, ep_path, D):
-    label, topo, N, S, k, colo, sync, strag, tta = run
+    label, topo, N, S, k, colo, sync, strag, tta, byteps = run
     tmp = csv_path + ".run"
     if os.path.exists(tmp):
         os.remove(tmp)
@@ -175,7 +175,7 @@ def one(run, cmd, row, o, csv_path, ep_path, D):
         row.update(topology=topo, workers=N, servers=S if topo == "ps" else 0, sync=sync)
         print("  failed: %s" % row["error"], flush=True)
     row.update(label=label, dilation=D, link_rate=o["rate"] if topo != "local" else "", cpu_share=1, server_hosts=k,
-               straggler=strag, placement="colocated" if colo else ("own hosts" if topo == "ps" else "-"),
+               straggler=strag, placement="byteps" if byteps else "colocated" if colo else ("own hosts" if topo == "ps" else "-"),
                ps_chunk_kb=PS_CHUNK_KB if topo == "ps" else "", ring_chunk_kb=RING_CHUNK_KB if topo == "ring" else "")
     cols = results.TRAINER_COLUMNS + EMU + results.EXTRA_COLUMNS
     results.append_row(csv_path, cols, row)
