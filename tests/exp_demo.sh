@@ -236,7 +236,7 @@ for want in ("1-core hosts at 1gbit, dilation 8,", "N=8: ring wins", "N=2: ring 
              "without a straggler: BSP ring 1.20 s, 95.6%; BSP PS 1.80 s, 95.6%.",
              "with one host at half a core: BSP PS 2.20 s, 95.6%; async PS 1.20 s, 90.1% (0.55 of BSP PS's time);"
              " SSP PS 1.70 s, 93.1% (0.77 of BSP PS's time); BSP PS passed async's 90.1% by 1.00 s.", "N=4: ring wins",
-             "N=8: ring wins, 655360 samples/s, 1.08x ps, BytePS k=1; 7.84x PS with one server"):
+             "N=8: ring wins, 655360 samples/s, 1.08x ps, BytePS k=1; 7.84x PS with one server", "psring demo --best (DIR/best/summary.txt)"):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
 assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
 n2 = next(l for l in text.splitlines() if "N=2:" in l)

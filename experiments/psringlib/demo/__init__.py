@@ -6,7 +6,9 @@ emulated hosts (experiments/demo says what it does; that command is its flags al
   runs      the demo from plan to verdict, one run and its row, a training job, the loopback sweep
   figures   the figures, each titled with its question, and the tables they read
   verdict   what the demo shows, in a few lines (summary.txt)
-  validate  --validate: the scale model's checks"""
+  validate  --validate: the scale model's checks
+  best      --best: the regime the cost model chooses for best against best, its prediction
+  bestruns  --best's clusters, commands and runs;  bestreport  its table, winners and figure"""
 from ..cli import complaint
 
 bad = complaint("demo")

@@ -132,6 +132,8 @@ def summary(out, csv_path, cal_path, o):
         agree = sum(1 for N in Ns if N >= 2 and ((m := model_winner(cr, N)) is None or m & leader.get(N, set())))
         lines.append("  The model names the same winner at %d of %d worker counts." % (agree, sum(1 for N in Ns if N >= 2)))
     lines += tta_lines(os.path.join(out, "demo.epochs.csv"))
+    lines.append("  Each design at its best (the ring with --overlap, BytePS' summation servers, GPU hosts), where bytes"
+                 " dominate: psring demo --best (DIR/best/summary.txt).")
     lines += ["  What this shows: on links of %s, one server's link carries N gradients each way and saturates; the ring" % o["rate"],
               "  sends 2(N-1)/N of one per host, so it scales; servers on hosts of their own (what BytePS calls the",
               "  non-colocated PS) add link capacity and win once there are enough of them. What it does not: 1-core hosts,",
