@@ -115,7 +115,7 @@ text = "\n".join(bestreport.summary_lines(results.read_rows(csv_path), fix, dict
 for want in ("winner: BytePS k=2, 6010 samples/s, 20.0% over ring, overlap, on 10 hosts (the runner-up takes 8)",
              "winner: BytePS k=2, 3310 samples/s, 10.0% over ring, overlap, on 6 hosts (the runner-up takes 4)",
              "The model's exchange within 10% of the measured at N = 4, 8: 2 of 3",
-             "BytePS k=2's exchange at N=8: 10.0% under the ring's (predicted 12.9%"):
+             "BytePS k=2's exchange at N=8: 10.0% under the ring's (predicted 12.9% under"):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
 row = next(l for l in text.splitlines() if l.strip().startswith("BytePS k=2") and "601" in l)
 assert row.split()[2:] == ["90.00", "90.00", "6010", "10", "601", "82.00", "yes"], row

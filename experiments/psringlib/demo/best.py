@@ -8,10 +8,10 @@ per step near the main demo's; the model (costmodel.ring_time, ps_time) predicts
 exchange at N = 2, 4, 8 under the scenario's calibration, and a scenario's wall time. Runs nothing."""
 import collections
 import csv
-import math
 import os
 
 from .. import costmodel as cm
+from .plan import Run, run_dilation
 
 Ns = (2, 4, 8)
 WIDTHS = (512, 768, 1024, 1536, 2048)   # W of 784-W-W-W-10: 0.93M .. 10M parameters
@@ -91,7 +91,6 @@ def exposed_s(d, ex, compute, nlayers):
 def dilation(d, N, Dmax=16, rate="1gbit"):
     """The run's dilation: its CPU shares, two per GPU host (the workers' hosts; ps-lite's server
     host too, its cluster being all GPU hosts), within 1.25 cores (plan.run_dilation)."""
-    from .plan import Run, run_dilation
     run = Run(d.label, d.topology, N, 0, hosts_of(d, N) - N, 0, "bsp", 1.0, False)
     return run_dilation(run, Dmax, rate, gpu_hosts=N + 1 if d.k is None and d.topology == "ps" else N)
 

@@ -95,8 +95,9 @@ def summary_lines(rows, pred, o):
     k2, ring = tab.get(("BytePS k=2", 8), {}).get("exchange"), tab.get(("ring, overlap", 8), {}).get("exchange")
     if k2 and ring:
         pm = next((float(p["margin_k2_n8_pct"]) for p in pred.values()), None)
-        lines.append("  BytePS k=2's exchange at N=8: %.1f%% under the ring's (predicted %s; the ring's with --overlap is"
-                     " what backward left of it)" % (100 * (1 - k2[0] / ring[0]), "%.1f%%" % pm if pm is not None else "-"))
+        m = 1 - k2[0] / ring[0]
+        lines.append("  BytePS k=2's exchange at N=8: %.1f%% %s the ring's (predicted %s under; the ring's with --overlap is"
+                     " what backward left of it)" % (100 * abs(m), "under" if m >= 0 else "over", "%.1f%%" % pm if pm is not None else "-"))
     return lines
 
 

@@ -10,9 +10,10 @@ import subprocess
 import time
 
 from .. import paths, results
+from ..costmodel import calibration_load
 from . import bad, best, hosts, say
 from .bestreport import report
-from .plan import PSRING, TRAIN, TTA_TEST, run_dilation
+from .plan import PSRING, TRAIN, TTA_TEST, Run, run_shares
 from .runs import correct, failure, mnist, subset_mnist, train
 
 # one run: a design of best.DESIGNS at N workers
@@ -21,7 +22,9 @@ ALONE = best.Design("step alone", "local", 0, False)
 LR = 0.05   # timed steps only: the lesson here is time, and a deep MLP at plain SGD stays finite at it
 TEST = best.TEST
 EMU = ["label", "dilation", "link_rate", "kinds", "hosts_used", "server_hosts", "ps_chunk_kb", "ring_chunk_kb", "exposed_ms"]
-COLUMNS = results.TRAINER_COLUMNS + EMU + results.EXTRA_COLUMNS
+# the trainer's PS columns that results.TRAINER_COLUMNS leaves out: which server mode, and the split of
+# the parameters over the servers (BytePS' x* on the spare hosts)
+COLUMNS = results.TRAINER_COLUMNS + ["ps_mode", "ps_split"] + EMU + results.EXTRA_COLUMNS
 
 
 def clusters(Ns=best.Ns):
@@ -43,7 +46,6 @@ def dilation(run, Dmax, rate):
 def placement_problem(Dmax, rate):
     """'' when every run's CPU shares fit 1.25 cores at a dilation of at most Dmax, else why not
     (the run with the most shares named)."""
-    from .plan import Run, run_shares
     most = max(((run_shares(Run(r.design.label, r.design.topology, r.N, 0, best.hosts_of(r.design, r.N) - r.N, 0, "bsp", 1.0, False),
                             r.N + 1 if r.design.k is None else r.N), r) for _, _, _, rs in clusters() for r in rs),
                key=lambda x: x[0])
@@ -83,7 +85,7 @@ def command(run, regime, data, steps=best.STEPS):
     return cmd + (["--overlap"] if d.overlap else [])
 
 
-def regime_of(folder, o, cal_path):
+def regime_of(folder, cal_path):
     """The regime ({layers, batch}): read back from the prediction a first pass wrote, else
     calibrated on the hosts that are up, chosen by the model and written (prediction.txt, .csv)
     before any run."""
@@ -93,7 +95,6 @@ def regime_of(folder, o, cal_path):
         return dict(layers=r["layers"], batch=int(r["batch_per_worker"]))
     if not os.path.exists(cal_path) and subprocess.run([paths.command("model"), "--calibrate", "--calibration", cal_path]).returncode != 0:
         raise RuntimeError("the cost model's calibration failed (above)")
-    from ..costmodel import calibration_load
     cal = calibration_load(cal_path)
     chosen, cands = best.choose_regime(cal)
     lines = best.write_prediction(folder, chosen, cands, cal)
@@ -184,7 +185,7 @@ def on_clusters(o, folder, data, csv_path, rows, made):
         made.append(nh)
         hosts.cluster("up", nh, "--rate", o["rate"], "--dilation", D, "--kinds", kinds)
         if regime is None:
-            regime = regime_of(folder, o, os.path.join(folder, "calibration.csv"))
+            regime = regime_of(folder, os.path.join(folder, "calibration.csv"))
             for rep in range(1, o["repeats"] + 1):
                 cmd = command(BestRun(ALONE, 1), regime, data)
                 if results.run_key(key_row(cmd, rep)) not in done:
