@@ -90,6 +90,39 @@ assert [bestruns.dilation(r, 16, "1gbit") for N, _, _, rs in plan if N < 8 for r
 alone = bestruns.command(bestruns.BestRun(bestruns.ALONE, 1), regime, "d")
 assert "--cluster" not in alone and "--fp16" not in alone and alone[2:4] == ["--topology", "local"], alone
 assert bestruns.placement_problem(16, "1gbit") == "" and "give --dilation 16" in bestruns.placement_problem(8, "1gbit")
+# the runs on fake hosts: each cluster up with its hosts, kinds and the first run's dilation, the
+# dilation changed where a run needs another, down after its runs; the step alone first; every row
+# with exposed_ms = step - the step alone's; resumed, nothing is run or brought up again
+calls, ran = [], []
+bestruns.hosts.cluster = lambda *a, check=True: calls.append(a)
+def fake_train(cmd, D, links=None):
+    ran.append(cmd)
+    step = 40.0 if "local" in cmd else 100.0 * D   # / D: 100 ms a step on the hosts
+    with open(cmd[cmd.index("--csv") + 1], "w") as f:
+        f.write("topology,workers,step_ms,data_ms,compute_ms,exchange_ms,wait_ms,optimizer_ms,wall_s,samples_per_s\n"
+                "%s,%s,%g,0,%g,%g,0,0,1,100\n" % ("local" if "local" in cmd else "x", cmd[cmd.index("--workers") + 1] if "--workers" in cmd
+                                                  else 1, step, step / 2, step / 2))
+    return 0, "", ""
+bestruns.train = fake_train
+fake = os.path.join(out, "fake")
+os.makedirs(fake)
+best.write_prediction(fake, chosen, cands, cal)
+o = dict(out=out, fresh=False, rate="1gbit", dilation=16, repeats=1)
+made = []
+with contextlib.redirect_stdout(io.StringIO()):
+    bestruns.on_clusters(o, fake, "d", os.path.join(fake, "best.csv"), [], made)
+ups = [c for c in calls if c[0] == "up"]
+assert ups == [("up", h, "--rate", "1gbit", "--dilation", D, "--kinds", k) for h, k, D in
+               ((4, "gpu:2,cpu:2", 8), (3, "gpu:3", 8), (6, "gpu:4,cpu:2", 8), (5, "gpu:5", 8), (10, "gpu:8,cpu:2", 16), (9, "gpu:9", 16))], ups
+assert [c[0] for c in calls].count("down") == 6 and not [c for c in calls if c[0] == "dilate"] and made == [], calls
+assert "--topology" in ran[0] and ran[0][ran[0].index("--topology") + 1] == "local" and len(ran) == 1 + 16, len(ran)
+rows = results.read_rows(os.path.join(fake, "best.csv"))
+assert len(rows) == 17 and all(float(r["exposed_ms"]) == 60.0 for r in rows[1:]) and rows[0]["exposed_ms"] == "", rows[:2]
+assert {(r["label"], r["workers"], r["kinds"], r["hosts_used"]) for r in rows if r["label"] == "BytePS k=2"} == \
+    {("BytePS k=2", "4", "gpu:4,cpu:2", "6"), ("BytePS k=2", "8", "gpu:8,cpu:2", "10")}
+calls.clear(); ran.clear()
+bestruns.on_clusters(o, fake, "d", os.path.join(fake, "best.csv"), rows, made)
+assert calls == [] and ran == [], (calls, ran)
 # the report on a fixture: N = 4 and 8, two repeats a run (medians), exposed = step - step alone
 csv_path = os.path.join(out, "best.csv")
 def add(label, N, hosts, sps, ex, step, rep):

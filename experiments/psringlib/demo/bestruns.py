@@ -85,14 +85,18 @@ def command(run, regime, data, steps=best.STEPS):
     return cmd + (["--overlap"] if d.overlap else [])
 
 
-def regime_of(folder, cal_path):
-    """The regime ({layers, batch}): read back from the prediction a first pass wrote, else
-    calibrated on the hosts that are up, chosen by the model and written (prediction.txt, .csv)
-    before any run."""
+def predicted_regime(folder):
+    """The regime ({layers, batch}) of the prediction a first pass wrote, or None."""
     pred = best.read_prediction(folder)
-    if pred:
-        r = next(iter(pred.values()))
-        return dict(layers=r["layers"], batch=int(r["batch_per_worker"]))
+    if not pred:
+        return None
+    r = next(iter(pred.values()))
+    return dict(layers=r["layers"], batch=int(r["batch_per_worker"]))
+
+
+def regime_of(folder, cal_path):
+    """The regime ({layers, batch}): calibrated on the hosts that are up, chosen by the model and
+    written (prediction.txt, .csv) before any run."""
     if not os.path.exists(cal_path) and subprocess.run([paths.command("model"), "--calibrate", "--calibration", cal_path]).returncode != 0:
         raise RuntimeError("the cost model's calibration failed (above)")
     cal = calibration_load(cal_path)
@@ -176,7 +180,7 @@ def demo_best(o):
 
 def on_clusters(o, folder, data, csv_path, rows, made):
     done = {results.run_key(r) for r in rows if not r.get("error")}
-    regime, alone_ms = None, alone_step(rows)
+    regime, alone_ms, first = predicted_regime(folder), alone_step(rows), True   # resumed: the regime predicted then
     for N, nh, kinds, rs in clusters():
         todo = [(rep, r) for rep in range(1, o["repeats"] + 1) for r in rs]
         if regime and all(results.run_key(key_row(command(r, regime, data), rep)) in done for rep, r in todo):
@@ -186,12 +190,8 @@ def on_clusters(o, folder, data, csv_path, rows, made):
         hosts.cluster("up", nh, "--rate", o["rate"], "--dilation", D, "--kinds", kinds)
         if regime is None:
             regime = regime_of(folder, os.path.join(folder, "calibration.csv"))
-            for rep in range(1, o["repeats"] + 1):
-                cmd = command(BestRun(ALONE, 1), regime, data)
-                if results.run_key(key_row(cmd, rep)) not in done:
-                    say("the step alone (one process on a full core: the compute the exposed exchange is taken from)")
-                    one(BestRun(ALONE, 1), cmd, rep, o, csv_path, 1, None)
-            alone_ms = alone_step(results.read_rows(csv_path))
+        if first:
+            alone_ms, first = alone_runs(o, regime, data, csv_path, done), False
         for rep, r in todo:
             cmd = command(r, regime, data)
             if results.run_key(key_row(cmd, rep)) in done:
@@ -206,6 +206,16 @@ def on_clusters(o, folder, data, csv_path, rows, made):
             say("  %.0f s" % (time.time() - t))
         hosts.cluster("down", check=False)
         made.clear()
+
+
+def alone_runs(o, regime, data, csv_path, done):
+    """The step alone, once a repeat (those not done yet): the median step (ms) of them all."""
+    for rep in range(1, o["repeats"] + 1):
+        cmd = command(BestRun(ALONE, 1), regime, data)
+        if results.run_key(key_row(cmd, rep)) not in done:
+            say("the step alone (one process on a full core: the compute the exposed exchange is taken from)")
+            one(BestRun(ALONE, 1), cmd, rep, o, csv_path, 1, None)
+    return alone_step(results.read_rows(csv_path))
 
 
 def key_row(cmd, rep):
