@@ -137,7 +137,8 @@ def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0,
 
 # ---- at cluster scale: H hosts of G GPUs each (N = G H), beta_i one GPU's intra-host link -------
 # Every message costs alpha, inside a host too; with G = 1 each formula is the flat one above.
-TOPOLOGIES = ("ring", "hier", "tree", "ps")
+TOPOLOGIES = ("ring", "hier", "tree", "ps", "byteps")
+SERVERS_SUM = ("ps", "byteps")   # a CPU sums: gamma_server, not the GPUs' gamma_gpu
 
 
 def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, server_cores=0):
@@ -165,7 +166,10 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
           of at most BYTEPS_PARTITION_BYTES, to one of BYTEPS_SERVER_ENGINE_THREAD engine threads,
           4 by default, docs/env.md), so the sums run while the link carries the next slices:
           latency + max(link, summed gamma / c) + one slice through the faster stage (the last
-          slice's sum, or the first slice's arrival)"""
+          slice's sum, or the first slice's arrival)
+    byteps  the ps with BytePS' placement (Jiang et al., section 3.2): a server on every worker host, and
+          the k spare hosts hold the share x* = byteps_x(H, k) of the gradient (k = 0: the colocated
+          servers alone; k >= H: x* = 1, the ps on k server hosts)"""
     N = G * H
     if N <= 1:
         return (0.0, 0.0, 0.0)
@@ -176,18 +180,24 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
         return (2 * (G - 1 + H - 1) * alpha, 2 * (G - 1) / G * n * beta_i + 2 * (H - 1) / H * n * beta, (N - 1) / N * n * gamma)
     if topo == "tree":
         return (2 * (math.log2(H) + G - 1) * alpha, 2 * n * edge, n * gamma)
-    if topo == "ps":
-        intra = 2 * (G - 1) / G * n * beta_i
-        x = ps_time(H, n, alpha, 0.0, 0.0, S, k, slice_bytes=slice_bytes)   # its three terms one by one
-        b = ps_time(H, n, 0.0, beta, 0.0, S, k, slice_bytes=slice_bytes)
-        g = ps_time(H, n, 0.0, 0.0, gamma, S, k, slice_bytes=slice_bytes)
-        if server_cores > 0:   # the sums pipelined with the link: the slower stage, and one slice of the other
-            shard = n / k if k > 0 else n / S
-            piece = min(slice_bytes, shard) if slice_bytes > 0 else shard
-            g /= server_cores
-            b, g = (b, piece * gamma / server_cores) if b >= g else (piece * beta, g)
-        return (x, b, g) if x + b + g >= intra else (0.0, intra, 0.0)
+    if topo in SERVERS_SUM:   # BytePS' placement: servers on every worker host, and x* on the k spare ones
+        x = byteps_x(H, k) if topo == "byteps" and k > 0 else None
+        return ps_parts(H, G, n, alpha, beta, beta_i, gamma, H if topo == "byteps" else S, k, slice_bytes, server_cores, x)
     raise ValueError("unknown topology '%s' (%s)" % (topo, ", ".join(TOPOLOGIES)))
+
+
+def ps_parts(H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, server_cores=0, x=None):
+    """cluster_parts' ps, the share x (None: all) of the gradient on the k server hosts (ps_time's x)."""
+    intra = 2 * (G - 1) / G * n * beta_i
+    lat = ps_time(H, n, alpha, 0.0, 0.0, S, k, x, slice_bytes)   # its three terms one by one
+    b = ps_time(H, n, 0.0, beta, 0.0, S, k, x, slice_bytes)
+    g = ps_time(H, n, 0.0, 0.0, gamma, S, k, x, slice_bytes)
+    if server_cores > 0:   # the sums pipelined with the link: the slower stage, and one slice of the other
+        shard = (1.0 if x is None else x) * n / k if k > 0 else n / S
+        piece = min(slice_bytes, shard) if slice_bytes > 0 else shard
+        g /= server_cores
+        b, g = (b, piece * gamma / server_cores) if b >= g else (piece * beta, g)
+    return (lat, b, g) if lat + b + g >= intra else (0.0, intra, 0.0)
 
 
 def exposed(total, backward, overlap=0.0, buckets=1):
