@@ -5,6 +5,7 @@ mps) and their tests share, one module per concern:
   units      numbers from text: a CSV cell, a link rate
   stats      medians by configuration, the verdict's ranking, one worker's compute per step
   costmodel  the alpha-beta-gamma cost model and its calibration file
+  published  the model beside published scaling results, its median error, a verdict with it
   gnuplot    every figure's drawing: data files, curves, line and bar figures, PNG + SVG
   sweepplot  psring plot's figures of a sweep
   demo       psring demo's plan, hosts, runs, figures, verdict and validation (a package)

@@ -35,11 +35,12 @@ def curve(title, color, data=None, using="1:2", style="lines", expr=None, dt=1, 
     """One clause of a plot command: columns USING of the data file DATA, or the expression EXPR
     (x * 100: an ideal line; 4.2: a level; NaN: a key entry alone), drawn as STYLE (lines,
     linespoints, points, yerrorlines: median with min-max from columns 3 and 4, yerrorbars: the
-    same without a line, labels: column 3's text above the point). An empty TITLE: no key entry."""
+    same without a line, labels: column 3's text above the point, band: the area between the two
+    columns of USING's 2nd and 3rd, shaded see-through under the lines). An empty TITLE: no key entry."""
     src = expr if expr is not None else "%s using %s" % (q(data), using)
     look = {"lines": "with lines", "linespoints": "with linespoints pt %d" % pt, "yerrorlines": "with yerrorlines pt %d" % pt,
             "yerrorbars": "with yerrorbars pt %d ps 1.2" % pt, "points": "with points pt %d ps 1.2" % pt,
-            "labels": "with labels offset char 0,1 font ',9'"}[style]
+            "labels": "with labels offset char 0,1 font ',9'", "band": "with filledcurves fs transparent solid 0.15 noborder"}[style]
     if style == "labels":
         return "%s %s tc rgb '%s' title %s" % (src, look, color, q(title))
     return "%s %s lw %g dt %d lc rgb '%s' title %s" % (src, look, lw, dt, color, q(title))

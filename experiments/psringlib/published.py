@@ -1,0 +1,151 @@
+"""published.py: the cost model beside published scaling results (data/published-*.csv; its format:
+docs/tradeoff.md, At scale): read a points file, predict each point through its transports'
+assumptions, print the errors; and what those errors say of the model's own verdicts: a winner
+whose margin is under the median error on the shipped points is too close to call. It prints
+nothing of its own on bad input: PointsError carries the one line the command prints."""
+import statistics
+
+from . import costmodel as cm
+from . import results
+from .units import fnum
+
+
+class PointsError(ValueError):
+    pass
+
+
+def bad(msg):
+    raise PointsError(msg)
+
+
+PUB_SETUP = ["params", "bytes_per_param", "gpus_per_host", "hosts", "link_gbps", "transport", "intra_gbps", "single_gpu_rate",
+             "batch_per_gpu", "topology", "server_hosts", "baseline_gpus", "metric", "published"]
+
+
+def read(path, flag, notes):
+    """The rows of a points file (its '#' lines into notes); one line and exit 2 for one that cannot be used."""
+    try:
+        open(path, "rb").close()
+        rows = results.read_rows(path, notes)
+    except OSError as e:
+        bad("%s %s: %s" % (flag, path, e.strerror))
+    except results.CsvError as e:
+        bad("%s %s" % (flag, e))
+    missing = [c for c in ["id", "source", "citation", "group"] + PUB_SETUP if c not in (rows[0] if rows else ())]
+    if not rows or missing:
+        bad("%s %s: %s" % (flag, path, "no column " + ", ".join(missing) if rows else "no rows"))
+    return rows
+
+
+def predict(path, flag, rows, assume, cores):
+    """(row, model, error, server cores, own overlap) of every row: its setup through the transport's
+    assumptions, or the row's own overlap where its source's training code states when the exchange starts."""
+    res = []
+    for i, r in enumerate(rows, 1):
+        who = "%s %s: row %s" % (flag, path, r["id"] or i)
+        if not r["intra_gbps"].strip() and "intra_" + r["intra"] in cm.CONSTANTS:   # the intra path's constant
+            r = dict(r, intra_gbps=str(cm.const("intra_" + r["intra"])))
+        for c in ["citation"] + PUB_SETUP:
+            if not r[c].strip() and c != "intra_gbps":
+                bad("%s: no %s" % (who, c))
+        x = {c: fnum(r[c]) for c in PUB_SETUP if c not in ("transport", "topology", "metric")}
+        own = (r.get("overlap") or "").strip()   # empty or no column: the transport's
+        ov = fnum(own) if own else assume.get(r["transport"], [0, 0, 0])[2]
+        # micro-batches per exchange, the row's and its baseline's: empty or no column, 1 (no accumulation)
+        acc = [(r.get(c) or "").strip() or "1" for c in ("accumulation", "baseline_accumulation")]
+        for c, v in zip(("accumulation", "baseline_accumulation"), acc):
+            if fnum(v) is None or fnum(v) < 1 or fnum(v) % 1:
+                bad("%s: %s '%s' is not a whole count >= 1" % (who, c, v))
+        acc = [int(fnum(v)) for v in acc]
+        for wrong, msg in ((r["topology"] not in cm.TOPOLOGIES, "unknown topology '%s' (%s)" % (r["topology"], ", ".join(cm.TOPOLOGIES))),
+                           (r["transport"] not in assume, "transport '%s' is not %s and has no '# assume' line" % (r["transport"], " or ".join(cm.TRANSPORTS))),
+                           (not r["intra_gbps"].strip() and "intra_" + r["intra"] not in cm.CONSTANTS,
+                            "no intra_gbps, and intra '%s' is no constant (psring model --constants)" % r["intra"]),
+                           (r["metric"] not in ("efficiency", "speedup"), "metric '%s' is not efficiency or speedup" % r["metric"]),
+                           (ov is None or not 0 <= ov <= 1, "overlap '%s' is not a fraction in 0..1" % own),
+                           (not all(v is not None and (v >= 0 if c == "server_hosts" else v > 0) for c, v in x.items())
+                            or any(x[c] % 1 for c in ("params", "gpus_per_host", "hosts", "server_hosts", "baseline_gpus")),
+                            "a number is missing, not positive, or not a whole count")):
+            if wrong:
+                bad("%s: %s" % (who, msg))
+        H, G, b, k = int(x["hosts"]), int(x["gpus_per_host"]), int(x["baseline_gpus"]), int(x["server_hosts"])
+        if b > G * H or (b > G and b % G):
+            bad("%s: baseline_gpus %d is not one host's share or whole hosts of %d GPUs" % (who, b, G))
+        al, frac = assume[r["transport"]][:2]
+        c = cores.get(r["source"], 0)   # a source that says nothing of its servers: one core, after the link
+        compute = x["batch_per_gpu"] / x["single_gpu_rate"]
+        beta, beta_i, gam = 8 / (x["link_gbps"] * 1e9 * frac), 8 / (x["intra_gbps"] * 1e9), (cm.const("gamma_server") if r["topology"] in cm.SERVERS_SUM else cm.const("gamma_gpu")) * 1e-9
+        per_gpu = lambda h, g, a: a * compute / cm.accumulated_step(a, r["topology"], h, g, x["params"] * x["bytes_per_param"], compute,
+                                                                    al * 1e-6, beta, beta_i, gam, 0 if k else h, k,
+                                                                    cm.slice_bytes(cm.const("ps_slice_kib"), x["bytes_per_param"]), ov, server_cores=c)[0]
+        eff = per_gpu(H, G, acc[0]) / per_gpu(max(b // G, 1), min(b, G), acc[1])   # throughput per GPU against the baseline's
+        model = eff if r["metric"] == "efficiency" else eff * G * H / b
+        res.append((r, model, abs(model - x["published"]) / x["published"], c, own, acc[0]))
+    return res
+
+
+def show(res):
+    print("%-18s %-38s %-10s %9s %7s %7s" % ("id", "setup", "metric", "published", "model", "error"))
+    for r, model, err, c, own, acc in res:
+        setup = "%s H=%s G=%s %sG %s%s%s%s" % (r["topology"], r["hosts"], r["gpus_per_host"], r["link_gbps"], r["transport"],
+                                                " k=%s%s" % (r["server_hosts"], " c=%d" % c if c else "") if r["topology"] in cm.SERVERS_SUM else "",
+                                                " ov=%s" % own if own else "", " acc=%d" % acc if acc > 1 else "")
+        print("%-18s %-38s %-10s %9s %7.4f %6.2f%%" % (r["id"][:18], setup[:38], r["metric"], r["published"], model, 100 * err))
+    errs = sorted(t[2] for t in res)
+    worst = max(res, key=lambda t: t[2])
+    print("median error %.2f%%, worst %.2f%% (%s), over %d points" % (100 * statistics.median(errs), 100 * worst[2], worst[0]["id"], len(res)))
+    groups = {}
+    for r, model, *_ in res:
+        if r["group"]:
+            groups.setdefault(r["group"], []).append((r, model))
+    for g, pts in groups.items():
+        pub, mod = (max(pts, key=lambda t: f(t))[0]["topology"] for f in (lambda t: float(t[0]["published"]), lambda t: t[1]))
+        print("winner %s: published %s, model %s: %s" % (g, pub, mod, "right" if pub == mod else "WRONG"))
+
+
+def note_lines(notes):
+    """(line, its stripped fields) of each '# assume' and '# server' line of a points file."""
+    return [(line, [x.strip() for x in line[1:].split(",", 5 if kind == "assume" else 3)])
+            for line in notes for kind in [line[1:].split(",", 1)[0].strip()] if kind in ("assume", "server")]
+
+
+def compare(path, check=None):
+    """(res, check's res or None): the model beside every published point of PATH; then, apart, the
+    points of CHECK through PATH's assumptions (Horovod's own figures: they set nothing, so they test it)."""
+    notes, cores = [], {}
+    assume = {t: [v * 1e6 if i == 0 else v for i, v in enumerate(cm.transport(t))] for t in cm.TRANSPORTS}   # alpha in us
+    rows = read(path, "--published", notes)
+    for line, f in note_lines(notes):
+        if f[0] == "assume":   # '# assume,TRANSPORT,ALPHA_US,LINE_FRACTION,OVERLAP,WHERE', fixed before comparing
+            v = [fnum(x) for x in f[2:5]] if len(f) == 6 else [None]
+            if None in v or not (v[0] >= 0 and 0 < v[1] <= 1 and 0 <= v[2] <= 1):
+                bad("--published %s: '%s' is not '# assume,TRANSPORT,ALPHA_US,LINE_FRACTION (0..1],OVERLAP [0..1],WHERE'" % (path, line))
+            assume[f[1]] = v
+        else:   # '# server,SOURCE,CORES,WHERE': that source's servers sum on CORES threads, pipelined
+            c = fnum(f[2]) if len(f) == 4 else None
+            if c is None or c < 1 or c % 1:
+                bad("--published %s: '%s' is not '# server,SOURCE,CORES (a whole count >= 1),WHERE'" % (path, line))
+            cores[f[1]] = int(c)
+    res = predict(path, "--published", rows, assume, cores)
+    if check is None:
+        return res, None
+    notes = []
+    crows = read(check, "--check", notes)
+    if note_lines(notes):
+        bad("--check %s: sets nothing: its '# assume' and '# server' lines belong in the --published file" % check)
+    return res, predict(check, "--check", crows, assume, cores)
+
+
+def median_error(path):
+    """(median error, points) of the model on the points of PATH: what --published prints, read afresh."""
+    res = compare(path)[0]
+    return statistics.median(t[2] for t in res), len(res)
+
+
+def verdict(steps, error):
+    """(winner, runner-up, margin, too close) of {design: step seconds}: the margin is how much faster
+    the winner runs (the runner-up's step over its own, less 1); under error, the model's median
+    error on the published points, the model cannot tell them apart."""
+    win, second = sorted(steps, key=steps.get)[:2]
+    margin = steps[second] / steps[win] - 1
+    return win, second, margin, margin < error
