@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # train_csv_columns.sh: each exchange fills its own CSV columns (exchange.h report) and only those:
-# the ring its allreduce/op/hierarchical/fp16/overlap, the PS its sync/servers/transport/
-# bytes_per_server/lost_workers/fp16, the local topology neither; the shared columns always.
+# the ring its allreduce/op/hierarchical, the PS its sync/servers/transport/bytes_per_server/
+# lost_workers, both fp16 and overlap, the local topology none of them; the shared columns always.
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 DATA=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
@@ -17,7 +17,7 @@ python3 - "$SCRATCH/r.csv" <<'PY' || fail "CSV columns not as each exchange repo
 import sys; from psringlib import results
 rows = {r["topology"]: r for r in results.read_rows(sys.argv[1])}
 assert sorted(rows) == ["local", "ps", "ring"], sorted(rows)
-ring_cols = {"allreduce": "ring", "op": "sum", "hierarchical": "0", "overlap": "0"}
+ring_cols = {"allreduce": "ring", "op": "sum", "hierarchical": "0"}
 ps_cols = {"sync": "ssp", "staleness": "3", "servers": "1", "transport": "ipc", "lost_workers": "0"}
 for topo, r in rows.items():
     for c in ["workers", "device", "steps", "step_ms", "exchange_ms", "test_accuracy"]:
@@ -26,7 +26,8 @@ for topo, r in rows.items():
         assert r[c] == (v if topo == "ring" else ""), (topo, c, r[c])
     for c, v in ps_cols.items():
         assert r[c] == (v if topo == "ps" else ""), (topo, c, r[c])
-    assert r["fp16"] == ("" if topo == "local" else "0"), (topo, "fp16", r["fp16"])
+    for c in ("fp16", "overlap"):   # both topologies' flags, one column each
+        assert r[c] == ("" if topo == "local" else "0"), (topo, c, r[c])
     # an epoch of the 640 samples in steps of the global batch (the cost model's SSP needs it)
     assert int(r["steps_per_epoch"]) == -(-640 // int(r["global_batch"])), (topo, r["steps_per_epoch"], r["global_batch"])
 assert int(rows["ps"]["bytes_per_server"]) > 0 and rows["ring"]["bytes_per_server"] == ""

@@ -11,6 +11,7 @@ import csv
 import os
 
 from .. import costmodel as cm
+from .. import results
 from .plan import Run, run_dilation
 
 Ns = (2, 4, 8)
@@ -211,10 +212,6 @@ def write_prediction(folder, best, cands, cal):
 
 def read_prediction(folder):
     """{(label, N): row} of folder/prediction.csv, {} where there is none."""
-    path = os.path.join(folder, "prediction.csv")
-    if not os.path.exists(path):
-        return {}
-    with open(path, newline="") as f:
-        return {(r["label"], int(r["workers"])): r for r in csv.DictReader(f)}
+    return {(r["label"], int(r["workers"])): r for r in results.read_rows(os.path.join(folder, "prediction.csv"))}
 
 
