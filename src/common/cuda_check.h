@@ -1,11 +1,11 @@
-/* cuda_check.h: cudaCheck / cublasCheck for the GPU path (llm.c style): a failing CUDA or cuBLAS
+/* cuda_check.h: cudaCheck for the GPU path (llm.c style): a failing CUDA
  * call dies with its file:line, the call's text and the library's own message. One copy for every
  * layer's GPU code (the buffers of cuda_mem.h, the model, the ring). Only sources built against
- * the CUDA headers include it; other C callers see the opaque APIs (cuda_mem.h, mlp_cuda.h). */
+ * the CUDA headers include it; other C callers see the opaque APIs (cuda_mem.h, mlp_cuda.h).
+ * cublasCheck is model/cublas_lib.h's: cuBLAS is loaded at run time, by the model only. */
 #ifndef PSRING_CUDA_CHECK_H
 #define PSRING_CUDA_CHECK_H
 #include <cuda_runtime.h>
-#include <cublas_v2.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -17,10 +17,6 @@ extern "C" {
 static inline void cuda_check_at(cudaError_t e, const char *what, const char *file, int line) {
     if (e != cudaSuccess) die_at(file, line, 1, "%s: %s (CUDA error %d)", what, cudaGetErrorString(e), (int)e);
 }
-static inline void cublas_check_at(cublasStatus_t s, const char *what, const char *file, int line) {
-    if (s != CUBLAS_STATUS_SUCCESS) die_at(file, line, 1, "%s: %s (cuBLAS status %d)", what, cublasGetStatusString(s), (int)s);
-}
 #define cudaCheck(call) cuda_check_at((call), #call, __FILE__, __LINE__)
-#define cublasCheck(call) cublas_check_at((call), #call, __FILE__, __LINE__)
 
 #endif

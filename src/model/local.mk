@@ -16,14 +16,16 @@ endif
 # into its own library so that CPU-only programs never link CUDA; it uses src/common's
 # libcommon_cuda.a (buffers, checks). `--without-cuda` builds none of this.
 EXTRA_DIST += src/model/mlp_cuda.cu src/model/optim_cuda.cu
-noinst_HEADERS += src/model/mlp_cuda.h src/model/optim_cuda.h
+noinst_HEADERS += src/model/mlp_cuda.h src/model/optim_cuda.h src/model/cublas_lib.h
 if HAVE_CUDA
 noinst_LIBRARIES += src/model/libmodel_cuda.a
-src_model_libmodel_cuda_a_SOURCES = src/model/mlp_cuda.h src/model/optim_cuda.h
+src_model_libmodel_cuda_a_SOURCES = src/model/mlp_cuda.h src/model/optim_cuda.h src/model/cublas_lib.c
+src_model_libmodel_cuda_a_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS)
 src_model_libmodel_cuda_a_LIBADD = src/model/mlp_cuda.o src/model/optim_cuda.o
 src_model_libmodel_cuda_a_DEPENDENCIES = src/model/mlp_cuda.o src/model/optim_cuda.o
 MODEL_CUDA_DEPS = $(top_srcdir)/src/common/cuda_mem.h $(top_srcdir)/src/common/cuda_check.h \
-  $(top_srcdir)/src/common/cuda_launch.h $(top_srcdir)/src/model/mlp.h $(top_srcdir)/src/model/optim.h
+  $(top_srcdir)/src/common/cuda_launch.h $(top_srcdir)/src/model/mlp.h $(top_srcdir)/src/model/optim.h \
+  $(top_srcdir)/src/model/cublas_lib.h
 src/model/mlp_cuda.o: $(top_srcdir)/src/model/mlp_cuda.cu $(top_srcdir)/src/model/mlp_cuda.h $(MODEL_CUDA_DEPS)
 	@$(MKDIR_P) src/model
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -c $(top_srcdir)/src/model/mlp_cuda.cu -o $@
@@ -33,8 +35,11 @@ src/model/optim_cuda.o: $(top_srcdir)/src/model/optim_cuda.cu $(top_srcdir)/src/
 CLEANFILES += src/model/mlp_cuda.o src/model/optim_cuda.o
 
 if HAVE_CHECK
-check_PROGRAMS += tests/test_mlp_cuda
-TESTS += tests/test_mlp_cuda
+check_PROGRAMS += tests/test_mlp_cuda tests/test_cublas_lib
+TESTS += tests/test_mlp_cuda tests/test_cublas_lib
+tests_test_cublas_lib_SOURCES = tests/test_cublas_lib.c
+tests_test_cublas_lib_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CUDA_CFLAGS)
+tests_test_cublas_lib_LDADD = src/model/libmodel_cuda.a src/common/libcommon.a $(CHECK_LIBS) $(CUDA_LIBS) -lpthread
 tests_test_mlp_cuda_SOURCES = tests/test_mlp_cuda.c
 tests_test_mlp_cuda_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(BLAS_CFLAGS)
 tests_test_mlp_cuda_LDADD = src/model/libmodel_cuda.a src/common/libcommon_cuda.a src/model/libmodel.a src/data/libdata.a \

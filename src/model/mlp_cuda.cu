@@ -16,6 +16,7 @@
  * column-major out^T (OUT,B) = w^T^T ... written out per call below. */
 #include "mlp_cuda.h"
 #include "common/cuda_check.h"
+#include "cublas_lib.h"
 #include "common/cuda_launch.h"
 #include <math.h>
 #include <string.h>
@@ -81,6 +82,7 @@ struct mlp_cuda {
     float *h_loss;
     int *h_correct;
     cublasHandle_t cublas;
+    const cublas_lib_t *blas;      /* cuBLAS, loaded at the first model (cublas_lib.h) */
 };
 
 /* out (B,OUT) = b broadcast over rows; SGEMM then accumulates on top (beta 1), as layers.c */
@@ -210,13 +212,14 @@ extern "C" mlp_cuda_t *mlp_cuda_create(const mlp_t *h) {
     cudaCheck(cudaMallocHost((void **)&m->h_correct, sizeof(int)));
     cudaCheck(cudaMalloc((void **)&m->d_idx, B * sizeof(uint32_t)));
     cudaCheck(cudaMallocHost((void **)&m->h_idx, B * sizeof(uint32_t)));
-    cublasCheck(cublasCreate(&m->cublas));
+    m->blas = cublas_lib();
+    cublasCheck(m->blas->create(&m->cublas));
     /* full fp32 GEMMs: no TF32 (the CPU comparison is in float) */
-    cublasCheck(cublasSetMathMode(m->cublas, CUBLAS_DEFAULT_MATH));
+    cublasCheck(m->blas->set_math_mode(m->cublas, CUBLAS_DEFAULT_MATH));
     cudaCheck(cudaStreamCreate(&m->stream));
-    cublasCheck(cublasSetStream(m->cublas, m->stream));
+    cublasCheck(m->blas->set_stream(m->cublas, m->stream));
     cudaCheck(cudaMalloc(&m->workspace, CUBLAS_WORKSPACE));
-    cublasCheck(cublasSetWorkspace(m->cublas, m->workspace, CUBLAS_WORKSPACE));
+    cublasCheck(m->blas->set_workspace(m->cublas, m->workspace, CUBLAS_WORKSPACE));
     /* CUDA_LAUNCH_BLOCKING (a debugging setting) asks for each launch on its own: no graphs */
     const char *g = getenv("PSRING_CUDA_GRAPHS"), *lb = getenv("CUDA_LAUNCH_BLOCKING");
     m->graphs = !(g && strcmp(g, "0") == 0) && !(lb && strcmp(lb, "0") != 0 && *lb);
@@ -228,7 +231,7 @@ extern "C" void mlp_cuda_free(mlp_cuda_t *m) {
     if (!m) return;
     for (int i = 0; i < MLP_CUDA_GRAPHS; i++)
         if (m->graph[i].exec) cudaCheck(cudaGraphExecDestroy(m->graph[i].exec));
-    cublasCheck(cublasDestroy(m->cublas));
+    cublasCheck(m->blas->destroy(m->cublas));
     cudaCheck(cudaStreamDestroy(m->stream));
     cudaCheck(cudaFree(m->workspace));
     cudaCheck(cudaFree(m->buf));
@@ -294,7 +297,7 @@ static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels,
          * column-major: out^T (OUT,B) += w^T' (OUT,IN) @ inp^T (IN,B), where the row-major w is the
          * column-major (IN,OUT) matrix, hence op T on it, and the row-major inp is the column-major
          * (IN,B) matrix, used as is */
-        cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, OUT, B, IN, &one, m->params + m->w_off[l], IN,
+        cublasCheck(m->blas->sgemm(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, OUT, B, IN, &one, m->params + m->w_off[l], IN,
                                 in, IN, &one, out, OUT));
         if (l + 1 < m->nlayers) {
             relu_forward_kernel<<<cuda_blocks_for((size_t)B * OUT), CUDA_THREADS, 0, m->stream>>>(out, (size_t)B * OUT);
@@ -422,7 +425,7 @@ static void backward_enqueue(mlp_cuda_t *m, int B) {
         /* row-major dw (OUT,IN) += dout^T (OUT,B) @ inp (B,IN).
          * column-major: dw^T (IN,OUT) += inp^T (IN,B) @ dout (B,OUT); inp is the column-major
          * (IN,B) matrix (op N), dout the column-major (OUT,B) matrix (op T) */
-        cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_T, IN, OUT, B, &one, inp, IN, dout, OUT, &one,
+        cublasCheck(m->blas->sgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_T, IN, OUT, B, &one, inp, IN, dout, OUT, &one,
                                 m->grads + m->w_off[l], IN));
         bias_grad_kernel<<<(OUT + BIAS_COLS - 1) / BIAS_COLS, dim3(BIAS_COLS, BIAS_ROWS), 0, m->stream>>>(m->grads + m->b_off[l], dout, B, OUT);
         cudaCheck(cudaGetLastError());
@@ -432,7 +435,7 @@ static void backward_enqueue(mlp_cuda_t *m, int B) {
              * column-major: dinp^T (IN,B) = w^T (IN,OUT) @ dout^T (OUT,B): the row-major w is the
              * column-major (IN,OUT) matrix and the row-major dout the column-major (OUT,B) one,
              * both used as they are */
-            cublasCheck(cublasSgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_N, IN, B, OUT, &one, m->params + m->w_off[l], IN,
+            cublasCheck(m->blas->sgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_N, IN, B, OUT, &one, m->params + m->w_off[l], IN,
                                     dout, OUT, &zero, dinp, IN));
             relu_backward_kernel<<<cuda_blocks_for((size_t)B * IN), CUDA_THREADS, 0, m->stream>>>(dinp, dinp, m->acts[l], (size_t)B * IN);
             cudaCheck(cudaGetLastError());
