@@ -134,6 +134,19 @@ def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0,
     return compute_s + wait + ex, ex, wait
 
 
+def row_time(r, cal, compute_s, samples=()):
+    """(step, exchange, wait) seconds of a demo CSV row's configuration (its columns topology,
+    workers, servers, server_hosts, params, fp16, ps_chunk_kb, sync, staleness, straggler) on
+    compute_s, one worker's step alone. BytePS' placement (--byteps k: --servers N + k, k server
+    hosts) puts x* on the k; under ssp the workers never meet (a sample budget): the slowest's pace."""
+    N, k = int(r["workers"]), int(r.get("server_hosts") or 0)
+    per = 2 if r.get("fp16") == "1" else 4
+    n = float(r["params"]) * per
+    c = dict(cal, slice_bytes=slice_bytes(float(r.get("ps_chunk_kb") or 1024), per))   # 1024: the trainer's default
+    x = byteps_x(N, k) if k > 0 and int(r.get("servers") or 0) == N + k else None
+    return step_time(r["topology"], N, n, c, compute_s, 0 if k > 0 else int(r.get("servers") or 0), k, r.get("sync") or "bsp",
+                     int(r.get("staleness") or 0), float(r.get("straggler") or 1) or 1, samples=samples, sync_every=0, x=x)
+
 
 # ---- at cluster scale: H hosts of G GPUs each (N = G H), beta_i one GPU's intra-host link -------
 # Every message costs alpha, inside a host too; with G = 1 each formula is the flat one above.
