@@ -477,6 +477,35 @@ for want in ("Cost model at N >= 2, compute from the one-worker runs (no step al
              "k-server sweep, step: 3 of 3 points within 15%, worst +1.0% (ps, k server hosts, k=2, N=4)"):
     assert want in buf.getvalue(), "summary lacks '%s':\n%s" % (want, buf.getvalue())
 assert "-16.3" not in buf.getvalue() and "straggler runs" not in buf.getvalue(), buf.getvalue()
+# the prediction, written once before the first timed run from the calibration and the step
+# alone: hand values (alpha 10 us, 1 Gbit/s, no gamma; 100000 parameters, 200000 bytes in fp16)
+from psringlib.demo import predict
+pd = os.path.join(out, "pred")
+os.makedirs(pd)
+with open(os.path.join(pd, "cal.csv"), "w") as f:
+    f.write("format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-05,8e-09,0,1e9,8\n")
+p_csv, cols = os.path.join(pd, "demo.csv"), results.TRAINER_COLUMNS + plan.EMU + results.EXTRA_COLUMNS
+results.append_row(p_csv, cols, dict(label="step alone", topology="local", workers=1, step_ms=8.0, exchange_ms=0.0, wait_ms=0,
+                                      params=100000, sweep_id="demo", repeat=1, error=""))
+quick = plan.plan(dict(quick=True))
+lines = predict.write(pd, quick, os.path.join(pd, "cal.csv"), p_csv)
+assert lines[0].endswith("written before any timed run:") and "compute 8.00 ms" in lines[0], lines
+pr = {(r["label"], r["workers"]): r for r in results.read_rows(os.path.join(pd, "prediction.csv"))}
+assert sorted(pr) == [("ps, 1 server host", "2"), ("ps, 1 server host", "4"), ("ring", "2"), ("ring", "4")], sorted(pr)
+# ring N=4: 6 alpha + 1.5 n beta = 2.460 ms, step 10.46 ms; PS N=2, one server host: 4 alpha +
+# (2n + 2 slices of 32 KiB) beta = 3.764 ms
+assert (pr[("ring", "4")]["model_exchange_ms"], pr[("ring", "4")]["model_step_ms"], pr[("ring", "4")]["model_samples_per_s"]) == \
+    ("2.460", "10.460", "783174.0"), pr[("ring", "4")]
+assert pr[("ps, 1 server host", "2")]["model_exchange_ms"] == "3.764", pr
+assert "N=4 exchange ms: ps, 1 server host " in "\n".join(lines) and "winner: ring" in lines[2], lines
+assert predict.write(pd, quick, os.path.join(pd, "cal.csv"), p_csv) == [], "a prediction written twice"
+# read against the runs: the ring wins as predicted; its exchange at N=4 is 2.0 ms measured (+23%)
+for N, ex in ((2, 1.0), (4, 2.0)):
+    results.append_row(p_csv, cols, dict(label="ring", topology="ring", workers=N, step_ms=8 + ex, exchange_ms=ex, wait_ms=0,
+                                          server_hosts=0, straggler=1, sweep_id="demo", repeat=1, error=""))
+got = predict.check_lines(pd, figures.load(p_csv), {2: {"ring"}, 4: {"ps, 1 server host"}})
+assert got == ["  The prediction written before the runs (prediction.txt) names the winner at 1 of 2 worker counts (wrong at N=4);",
+               "    its exchange is within 10% of the measured at 0 of 1 points at N = 4, 8 (worst +23.0%: ring, N=4)."], got
 PY
 # --loopback (also what runs without root): the sweep (a stub launcher hands back the fixture
 # sweep), then plot and summary, every figure and the verdict labelled loopback

@@ -4,6 +4,7 @@ emulated hosts (experiments/demo says what it does; that command is its flags al
   plan      the regime, the runs and their commands, repeats, each run's dilation
   hosts     the emulated hosts: possible here?, psring cluster, their lifecycle, link counters
   runs      the demo from plan to verdict, one run and its row, a training job, the loopback sweep
+  predict   the main demo's prediction, written before its first timed run, and its check
   figures   the figures, each titled with its question, and the tables they read
   verdict   what the demo shows, in a few lines (summary.txt)
   validate  --validate: the scale model's checks

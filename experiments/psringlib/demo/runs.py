@@ -12,7 +12,7 @@ import threading
 import time
 
 from .. import paths, results
-from . import bad, hosts, say
+from . import bad, hosts, predict, say
 from .figures import figures
 from .hosts import Interrupted, JOB, link_columns, link_counters, on_hosts, stop
 from .plan import (ALONE, EMU, PSRING, PS_CHUNK_KB, RING_CHUNK_KB, TRAIN, TTA_TEST, WARM, command, other_regime, plan,
@@ -72,7 +72,7 @@ def demo(o):
     if o["fresh"]:
         for f in os.listdir(out):
             p = os.path.join(out, f)
-            if f.startswith(("demo", "calibration", "model_vs", "summary")) and os.path.isfile(p):
+            if f.startswith(("demo", "calibration", "model_vs", "summary", "prediction")) and os.path.isfile(p):
                 os.remove(p)
         shutil.rmtree(os.path.join(out, "demo-data"), ignore_errors=True)
     data = os.path.join(out, "mnist-subset")
@@ -117,6 +117,8 @@ def emulated(o, runs, nhosts, D, out, data, csv_path, ep_path, done, t0, made):
         row = {"sweep_id": "demo", "repeat": rep, "command": " ".join(cmd[1:]) + (" # straggler" if run.straggler < 1 else "")}
         if results.run_key(row) in done:
             continue
+        for line in predict.write(out, runs, cal_path, csv_path) if run is not ALONE else ():   # once, before the first timed run
+            print(line, flush=True)
         eta = (time.time() - t0) / max(i, 1) * (len(todo) - i) if i else 0
         ps = run.topology == "ps"
         say("[%d/%d] %s, N=%d%s%s%s%s  (ETA %s)" % (i + 1, len(todo), run.label, run.N, ", S=%d" % run.servers if ps else "",

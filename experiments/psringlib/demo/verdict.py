@@ -5,6 +5,7 @@ import os
 import statistics
 
 from .. import results, stats
+from . import predict
 from .figures import base_rows, by_label_n, dilations, k_sweep, k_sweep_row, load, ring4_row, tta_curves
 from .plan import BATCH, LAYERS, PS_CHUNK_KB, RING_CHUNK_KB, TTA_N, TTA_PS, TTA_RUNS
 
@@ -131,6 +132,7 @@ def summary(out, csv_path, cal_path, o):
         lines += model_errors(cr, "the step alone on a full core" if alone else "the one-worker runs (no step alone)")
         agree = sum(1 for N in Ns if N >= 2 and ((m := model_winner(cr, N)) is None or m & leader.get(N, set())))
         lines.append("  The model names the same winner at %d of %d worker counts." % (agree, sum(1 for N in Ns if N >= 2)))
+    lines += predict.check_lines(out, rows, leader)
     lines += tta_lines(os.path.join(out, "demo.epochs.csv"))
     lines.append("  Each design at its best (the ring with --overlap, BytePS' summation servers, GPU hosts), where bytes"
                  " dominate: psring demo --best (DIR/best/summary.txt).")
