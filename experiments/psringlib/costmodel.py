@@ -150,8 +150,16 @@ def row_time(r, cal, compute_s, samples=()):
 
 # ---- at cluster scale: H hosts of G GPUs each (N = G H), beta_i one GPU's intra-host link -------
 # Every message costs alpha, inside a host too; with G = 1 each formula is the flat one above.
-TOPOLOGIES = ("ring", "hier", "tree", "ps", "byteps")
+TOPOLOGIES = ("ring", "hier", "hier-host", "tree", "ps", "byteps")
 SERVERS_SUM = ("ps", "byteps")   # a CPU sums: gamma_server, not the GPUs' gamma_gpu
+
+
+def gamma_for(topo):
+    """ns a byte summed in a topology's exchange: a server's CPU (the PS designs), the hosts' CPUs on
+    fp16 (hier-host: Horovod's float16_sum), else the GPUs (inside the copy)."""
+    if topo in SERVERS_SUM:
+        return const("gamma_server")
+    return const("gamma_cpu_fp16") if topo == "hier-host" else const("gamma_gpu")
 
 
 def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, server_cores=0):
@@ -164,6 +172,11 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
           G rings of n/G between the hosts sharing the NIC (2(H-1)/H n through it), allgather
           inside, one after the other: 2(G-1 + H-1) alpha + 2(G-1)/G n beta_i + 2(H-1)/H n beta
           + (N-1)/N n gamma (the adds of n/G over H hosts and of n over G GPUs)
+    hier-host  the same as Horovod 0.16.2 ran it with HOROVOD_HIERARCHICAL_ALLREDUCE=1
+          (horovod/common/ops/nccl_operations.cc): ncclReduceScatter, each GPU's n/G copied to host
+          memory over PCIe (intra_pcie3) and back, MPI_Allreduce between the hosts on the CPUs, fp16
+          summed by float16_sum (half.cc: gamma_cpu_fp16, the G local ranks in parallel), ncclAllGather:
+          hier's terms + 2 n/G beta_pcie + (H-1)/H n/G gamma_cpu_fp16 instead of the GPUs' sum
     tree  NCCL's double binary tree (Sanders, Speck, Traeff 2009; NCCL 2.4, Jeaugey 2019): two trees
           over the hosts take n/2 each; a host is inner in one (1.5 n in and out) and a leaf in
           the other (0.5 n): 2n each way through its NIC, pipelined in chunks, so the depth, up and
@@ -191,6 +204,10 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
         return (2 * (N - 1) * alpha, 2 * (N - 1) / N * n * edge, (N - 1) / N * n * gamma)
     if topo == "hier":
         return (2 * (G - 1 + H - 1) * alpha, 2 * (G - 1) / G * n * beta_i + 2 * (H - 1) / H * n * beta, (N - 1) / N * n * gamma)
+    if topo == "hier-host":
+        s = n / G   # one local rank's share, through its PCIe link both ways
+        return (2 * (G - 1 + H - 1) * alpha, 2 * (G - 1) / G * n * beta_i + 2 * s * 8 / (const("intra_pcie3") * 1e9)
+                + 2 * (H - 1) / H * n * beta, (H - 1) / H * s * gamma)
     if topo == "tree":
         return (2 * (math.log2(H) + G - 1) * alpha, 2 * n * edge, n * gamma)
     if topo in SERVERS_SUM:   # BytePS' placement: servers on every worker host, and x* on the k spare ones
@@ -269,6 +286,16 @@ CONSTANTS = {
                      "OpenBLAS thread, at BytePS' BYTEPS_PARTITION_BYTES, ymjiang/gluon-nlp 0b605ed run_bps.sh) on this "
                      "testbed's AMD EPYC guest, median of 7 runs (0.022-0.051; 0.021 at 256 KiB): a 2019 server's core is "
                      "not measured"),
+    "gamma_cpu_fp16": (0.060, "ns/B summed", "assumed: Horovod 0.16.2's float16_sum (horovod/common/half.cc) converts "
+                       "8 halves to floats with F16C, adds and converts back: a float's y += x per element on half the "
+                       "bytes, twice gamma_server per byte (not measured here; the bound's range varies the transport, "
+                       "not this: at 0.060 the sum is 2% of hier-host's exchange at 256 GPUs)"),
+    "stream_tcp": (14.8, "Gbit/s one stream", "cited: what NCCL's socket transport carried over kernel TCP with one "
+                   "socket a connection, as before NCCL 2.4 (NCCL_NSOCKS_PERTHREAD, NCCL_SOCKET_NTHREADS) and as Horovod "
+                   "ran in 2017: github.com/NVIDIA/nccl/issues/209 (2019-04, 32 Gbit/s network, one ring: busbw 2.06 GB/s "
+                   "NCCL 2.3.7, 1.85 GB/s 2.4.2; 'not more than 60% of wire speed'), github.com/NVIDIA/nccl-tests/issues/83 "
+                   "(2021-05, Azure 25 Gbit/s: 1.7 GB/s where ntttcp gets 25): 16.5, 14.8, 13.6 Gbit/s, the median; "
+                   "the tcp line fraction at a link rate L is min(line_tcp, stream_tcp / L)"),
     "gamma_gpu": (0.0, "ns/B summed", "assumed: a GPU adds inside the kernel that copies (NCCL reduces as it copies), at "
                   "memory speed, under the link's time"),
     "backward_share": (2 / 3, "of a step's compute", "cited: Kaplan et al., Scaling Laws for Neural Language Models, 2020, "
@@ -312,8 +339,14 @@ BACKWARD_SHARE = const("backward_share")   # backward's share of compute: the bu
 
 
 def transport(name):
-    """(alpha seconds, line fraction, overlap) of a transport, tcp or rdma, from CONSTANTS."""
+    """(alpha seconds, line fraction, overlap) of a transport, tcp or rdma, from CONSTANTS (the line
+    fraction before line_at caps it at a link rate)."""
     return const("alpha_" + name) * 1e-6, const("line_" + name), const("overlap_" + name)
+
+
+def line_at(name, frac, link_bps):
+    """A transport's line fraction at link_bps: tcp's at most one stream's (stream_tcp) of the link."""
+    return min(frac, const("stream_tcp") * 1e9 / link_bps) if name == "tcp" else frac
 
 
 # The calibration file (psring model --calibrate writes it): one row of these columns.

@@ -71,33 +71,56 @@ def predict(path, flag, rows, assume, cores):
         H, G, b, k = int(x["hosts"]), int(x["gpus_per_host"]), int(x["baseline_gpus"]), int(x["server_hosts"])
         if b > G * H or (b > G and b % G):
             bad("%s: baseline_gpus %d is not one host's share or whole hosts of %d GPUs" % (who, b, G))
-        al, frac = assume[r["transport"]][:2]
         c = cores.get(r["source"], 0)   # a source that says nothing of its servers: one core, after the link
-        compute = x["batch_per_gpu"] / x["single_gpu_rate"]
-        beta, beta_i, gam = 8 / (x["link_gbps"] * 1e9 * frac), 8 / (x["intra_gbps"] * 1e9), (cm.const("gamma_server") if r["topology"] in cm.SERVERS_SUM else cm.const("gamma_gpu")) * 1e-9
-        per_gpu = lambda h, g, a: a * compute / cm.accumulated_step(a, r["topology"], h, g, x["params"] * x["bytes_per_param"], compute,
-                                                                    al * 1e-6, beta, beta_i, gam, 0 if k else h, k,
-                                                                    cm.slice_bytes(cm.const("ps_slice_kib"), x["bytes_per_param"]), ov, server_cores=c)[0]
-        eff = per_gpu(H, G, acc[0]) / per_gpu(max(b // G, 1), min(b, G), acc[1])   # throughput per GPU against the baseline's
-        model = eff if r["metric"] == "efficiency" else eff * G * H / b
-        res.append((r, model, abs(model - x["published"]) / x["published"], c, own, acc[0]))
+
+        def model(t, ov):   # the row's metric through transport t's assumptions and overlap ov
+            al, frac = assume[t][:2]
+            frac = cm.line_at(t, frac, x["link_gbps"] * 1e9) if len(assume[t]) > 3 else frac   # a '# assume' line's is as it says
+            compute = x["batch_per_gpu"] / x["single_gpu_rate"]
+            beta, beta_i = 8 / (x["link_gbps"] * 1e9 * frac), 8 / (x["intra_gbps"] * 1e9)
+            per_gpu = lambda h, g, a: a * compute / cm.accumulated_step(a, r["topology"], h, g, x["params"] * x["bytes_per_param"], compute,
+                                                                        al * 1e-6, beta, beta_i, cm.gamma_for(r["topology"]) * 1e-9, 0 if k else h, k,
+                                                                        cm.slice_bytes(cm.const("ps_slice_kib"), x["bytes_per_param"]), ov, server_cores=c)[0]
+            eff = per_gpu(H, G, acc[0]) / per_gpu(max(b // G, 1), min(b, G), acc[1])   # throughput per GPU against the baseline's
+            return eff if r["metric"] == "efficiency" else eff * G * H / b
+        if (r.get("bound") or "").strip():   # a setup its source does not state: the range over its transports and overlaps
+            m = [model(t, o) for t in cm.TRANSPORTS for o in (0.0, assume[t][2])]
+            lo, hi, p = min(m), max(m), x["published"]
+            res.append((r, (lo, hi), max(lo - p, p - hi, 0.0) / p, c, own, acc[0]))
+        else:
+            m = model(r["transport"], ov)
+            res.append((r, m, abs(m - x["published"]) / x["published"], c, own, acc[0]))
     return res
 
 
+def bounded(res):
+    """(points, bounds) of predict's results: the rows whose setup is stated, and the bound rows."""
+    return [t for t in res if not isinstance(t[1], tuple)], [t for t in res if isinstance(t[1], tuple)]
+
+
+def setup(r, c, acc):
+    return "%s H=%s G=%s %sG %s%s%s%s" % (r["topology"], r["hosts"], r["gpus_per_host"], r["link_gbps"], r["transport"],
+                                         " k=%s%s" % (r["server_hosts"], " c=%d" % c if c else "") if r["topology"] in cm.SERVERS_SUM else "",
+                                         " ov=%s" % (r.get("overlap") or "").strip() if (r.get("overlap") or "").strip() else "",
+                                         " acc=%d" % acc if acc > 1 else "")
+
+
 def show(res):
+    points, bounds = bounded(res)
     print("%-18s %-38s %-10s %9s %7s %7s" % ("id", "setup", "metric", "published", "model", "error"))
-    for r, model, err, c, own, acc in res:
-        setup = "%s H=%s G=%s %sG %s%s%s%s" % (r["topology"], r["hosts"], r["gpus_per_host"], r["link_gbps"], r["transport"],
-                                                " k=%s%s" % (r["server_hosts"], " c=%d" % c if c else "") if r["topology"] in cm.SERVERS_SUM else "",
-                                                " ov=%s" % own if own else "", " acc=%d" % acc if acc > 1 else "")
-        print("%-18s %-38s %-10s %9s %7.4f %6.2f%%" % (r["id"][:18], setup[:38], r["metric"], r["published"], model, 100 * err))
-    errs = sorted(t[2] for t in res)
-    worst = max(res, key=lambda t: t[2])
-    print("median error %.2f%%, worst %.2f%% (%s), over %d points" % (100 * statistics.median(errs), 100 * worst[2], worst[0]["id"], len(res)))
+    for r, model, err, c, own, acc in points:
+        print("%-18s %-38s %-10s %9s %7.4f %6.2f%%" % (r["id"][:18], setup(r, c, acc)[:38], r["metric"], r["published"], model, 100 * err))
+    errs = sorted(t[2] for t in points)
+    worst = max(points, key=lambda t: t[2])
+    print("median error %.2f%%, worst %.2f%% (%s), over %d points" % (100 * statistics.median(errs), 100 * worst[2], worst[0]["id"], len(points)))
+    for r, (lo, hi), err, c, own, acc in bounds:   # apart: no error statistic can hold a setup nobody stated
+        print("bound %s (%s; unstated: %s): model %.4f..%.4f over transports %s, overlap 0 or the transport's; published %s: %s"
+              % (r["id"], setup(r, c, acc), r["bound"].strip(), lo, hi, "/".join(cm.TRANSPORTS), r["published"],
+                 "inside" if err == 0 else "OUTSIDE by %.2f%%" % (100 * err)))
     groups = {}
-    for r, model, *_ in res:
+    for r, model, *_ in res:   # a bound takes its best case: the winner must hold against it
         if r["group"]:
-            groups.setdefault(r["group"], []).append((r, model))
+            groups.setdefault(r["group"], []).append((r, model[1] if isinstance(model, tuple) else model))
     for g, pts in groups.items():
         pub, mod = (max(pts, key=lambda t: f(t))[0]["topology"] for f in (lambda t: float(t[0]["published"]), lambda t: t[1]))
         print("winner %s: published %s, model %s: %s" % (g, pub, mod, "right" if pub == mod else "WRONG"))
@@ -113,7 +136,8 @@ def compare(path, check=None):
     """(res, check's res or None): the model beside every published point of PATH; then, apart, the
     points of CHECK through PATH's assumptions (Horovod's own figures: they set nothing, so they test it)."""
     notes, cores = [], {}
-    assume = {t: [v * 1e6 if i == 0 else v for i, v in enumerate(cm.transport(t))] for t in cm.TRANSPORTS}   # alpha in us
+    # alpha in us; a fourth item: the constants' line fraction, capped at a link rate by cm.line_at
+    assume = {t: [v * 1e6 if i == 0 else v for i, v in enumerate(cm.transport(t))] + ["constants"] for t in cm.TRANSPORTS}
     rows = read(path, "--published", notes)
     for line, f in note_lines(notes):
         if f[0] == "assume":   # '# assume,TRANSPORT,ALPHA_US,LINE_FRACTION,OVERLAP,WHERE', fixed before comparing
@@ -138,7 +162,7 @@ def compare(path, check=None):
 
 def median_error(path):
     """(median error, points) of the model on the points of PATH: what --published prints, read afresh."""
-    res = compare(path)[0]
+    res = bounded(compare(path)[0])[0]
     return statistics.median(t[2] for t in res), len(res)
 
 
