@@ -260,23 +260,31 @@ def figures(out, csv_path, ep_path, cal_path, o):
     # k-server sweep at N=4: the hosts each configuration takes in its tic label
     ks, ring4 = k_sweep(rows)
     if ks and cal:
+        # k, measured (median, min, max), the model, BytePS' mixed placement's bytes alone, these servers' bytes alone
+        b = 1e3 * cal["beta_s_per_byte"]
         files["k"] = write("k.dat", [(k,) + ks[k][:3] + (1e3 * cm.exchange_time("ps", 4, n, cal, k=k),
-                                     1e3 * cm.byteps_optimum(4, k, n, 1 / cal["beta_s_per_byte"])) for k in sorted(ks)])
+                                     1e3 * cm.byteps_optimum(4, k, n, 1 / cal["beta_s_per_byte"]), cm.ps_bytes(4, n, k=k) * b)
+                                     for k in sorted(ks)])
         pl = [gnuplot.curve("PS, k servers on their own hosts (non-colocated): measured", "#27ae60", files["k"], "1:2:3:4", "yerrorbars"),
               gnuplot.curve("cost model (all of the gradient on the servers)", "#27ae60", files["k"], "1:5", dt=2),
-              gnuplot.curve("bytes-only bound, BytePS' formula: 2N(N-1)n/((N^2+kN-2k)B)", "#1e8449", files["k"], "1:6", dt=4)]
+              gnuplot.curve("bytes alone, these servers: max(n, N n/k)/B; below the ring's from k > N^2/(2(N-1)) = 2.67",
+                            "#27ae60", files["k"], "1:7", dt=3, lw=1.5),
+              gnuplot.curve("bytes alone, the ring: 2(N-1)/N n/B", COLORS["ring"], expr="%g" % (cm.ps_bytes(4, n, S=4) * b), dt=3, lw=1.5),
+              gnuplot.curve("bytes alone, BytePS' placement (servers beside the workers too): 2N(N-1)n/((N^2+kN-2k)B)", "#1e8449",
+                            files["k"], "1:6", dt=4)]
         if ring4:
             pl.append(gnuplot.curve("ring, N = 4 (4 hosts): measured median", COLORS["ring"], expr="%g" % ring4[0]))
         figs["servers"] = gnuplot.lines_figure(
             QUESTION["servers"], "exchange per step, without the wait (ms)", pl, xlabel="server hosts k, beside the 4 worker hosts",
             xtics=[("k=%d (%d hosts)" % (k, 4 + k), k) for k in sorted(ks)], xrange=(0.5, max(ks) + 0.5), key="top right",
+            yrange="[0:%g]" % (1.8 * max(max(v[2] for v in ks.values()), 1e3 * cm.exchange_time("ps", 4, n, cal, k=min(ks)))),   # the key above
             subtitle=[regime, "N = 4 workers; median and min-max over the repeats"])
     # time to accuracy, with and without the straggler
     curves = tta_curves(ep_path)
     if curves:
         pl = []
         for i, (name, pts) in enumerate(sorted(curves.items())):
-            p = write("tta%d.dat" % i, [(0, 10)] + pts)
+            p = write("tta%d.dat" % i, pts)   # measured points only: no run is tested before its first epoch
             sync = next((s for s in ("async", "ssp") if s in name), "bsp")
             col = {"async": "#e67e22", "ssp": "#8e44ad"}.get(sync) or COLORS["ring" if name.startswith("ring") else "ps, k server hosts"]
             pl.append(gnuplot.curve(name, col, p, style="linespoints", dt=2 if "straggler" in name else 1,
