@@ -110,9 +110,12 @@ def show(res):
     print("%-18s %-38s %-10s %9s %7s %7s" % ("id", "setup", "metric", "published", "model", "error"))
     for r, model, err, c, own, acc in points:
         print("%-18s %-38s %-10s %9s %7.4f %6.2f%%" % (r["id"][:18], setup(r, c, acc)[:38], r["metric"], r["published"], model, 100 * err))
-    errs = sorted(t[2] for t in points)
-    worst = max(points, key=lambda t: t[2])
-    print("median error %.2f%%, worst %.2f%% (%s), over %d points" % (100 * statistics.median(errs), 100 * worst[2], worst[0]["id"], len(points)))
+    if points:
+        worst = max(points, key=lambda t: t[2])
+        print("median error %.2f%%, worst %.2f%% (%s), over %d points"
+              % (100 * statistics.median(t[2] for t in points), 100 * worst[2], worst[0]["id"], len(points)))
+    else:
+        print("no point whose setup its source states: no error statistics")
     for r, (lo, hi), err, c, own, acc in bounds:   # apart: no error statistic can hold a setup nobody stated
         print("bound %s (%s; unstated: %s): model %.4f..%.4f over transports %s, overlap 0 or the transport's; published %s: %s"
               % (r["id"], setup(r, c, acc), r["bound"].strip(), lo, hi, "/".join(cm.TRANSPORTS), r["published"],
@@ -163,6 +166,8 @@ def compare(path, check=None):
 def median_error(path):
     """(median error, points) of the model on the points of PATH: what --published prints, read afresh."""
     res = bounded(compare(path)[0])[0]
+    if not res:
+        bad("%s: no point whose setup its source states (every row is a bound)" % path)
     return statistics.median(t[2] for t in res), len(res)
 
 
