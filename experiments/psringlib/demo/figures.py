@@ -262,14 +262,14 @@ def figures(out, csv_path, ep_path, cal_path, o):
     if ks and cal:
         # k, measured (median, min, max), the model, BytePS' mixed placement's bytes alone, these servers' bytes alone
         b = 1e3 * cal["beta_s_per_byte"]
-        files["k"] = write("k.dat", [(k,) + ks[k][:3] + (1e3 * cm.exchange_time("ps", 4, n, cal, k=k),
-                                     1e3 * cm.byteps_optimum(4, k, n, 1 / cal["beta_s_per_byte"]), cm.ps_bytes(4, n, k=k) * b)
-                                     for k in sorted(ks)])
+        kpts = [(k,) + ks[k][:3] + (1e3 * cm.exchange_time("ps", 4, n, cal, k=k), 1e3 * cm.byteps_optimum(4, k, n, 1 / cal["beta_s_per_byte"]),
+                                    cm.ps_bytes(4, n, k=k) * b) for k in sorted(ks)]
+        files["k"] = write("k.dat", kpts)
         pl = [gnuplot.curve("PS, k servers on their own hosts (non-colocated): measured", "#27ae60", files["k"], "1:2:3:4", "yerrorbars"),
               gnuplot.curve("cost model (all of the gradient on the servers)", "#27ae60", files["k"], "1:5", dt=2),
               gnuplot.curve("bytes alone, these servers: max(n, N n/k)/B; below the ring's from k > N^2/(2(N-1)) = 2.67",
                             "#27ae60", files["k"], "1:7", dt=3, lw=1.5),
-              gnuplot.curve("bytes alone, the ring: 2(N-1)/N n/B", COLORS["ring"], expr="%g" % (cm.ps_bytes(4, n, S=4) * b), dt=3, lw=1.5),
+              gnuplot.curve("bytes alone, the ring: 2(N-1)/N n/B", COLORS["ring"], expr="%g" % (busiest("ring", 4, n)[2] * b), dt=3, lw=1.5),
               gnuplot.curve("bytes alone, BytePS' placement (servers beside the workers too): 2N(N-1)n/((N^2+kN-2k)B)", "#1e8449",
                             files["k"], "1:6", dt=4)]
         if ring4:
@@ -277,7 +277,7 @@ def figures(out, csv_path, ep_path, cal_path, o):
         figs["servers"] = gnuplot.lines_figure(
             QUESTION["servers"], "exchange per step, without the wait (ms)", pl, xlabel="server hosts k, beside the 4 worker hosts",
             xtics=[("k=%d (%d hosts)" % (k, 4 + k), k) for k in sorted(ks)], xrange=(0.5, max(ks) + 0.5), key="top right",
-            yrange="[0:%g]" % (1.8 * max(max(v[2] for v in ks.values()), 1e3 * cm.exchange_time("ps", 4, n, cal, k=min(ks)))),   # the key above
+            yrange="[0:%g]" % (1.8 * max(max(p[3], p[4]) for p in kpts)),   # room above the points for the key
             subtitle=[regime, "N = 4 workers; median and min-max over the repeats"])
     # time to accuracy, with and without the straggler
     curves = tta_curves(ep_path)

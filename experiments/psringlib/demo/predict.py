@@ -9,11 +9,11 @@ import statistics
 
 from .. import costmodel as cm
 from .. import results, stats
+from . import verdict   # its tie band, near_best and crossover (looked up at call time: verdict imports this)
 from .plan import ALONE, BATCH, PS_CHUNK_KB
 
 COLUMNS = ["label", "workers", "server_hosts", "model_exchange_ms", "model_step_ms", "model_samples_per_s", "written_after_runs"]
 K_SWEEP = "ps, k server hosts"   # its points share a label: the key holds k
-TIE = 0.05                       # the verdict's: within 5% of the fastest shares the win
 BOUND = 0.10                     # the exchange's target at N = 4, 8
 
 
@@ -47,17 +47,16 @@ def predict(runs, cal, alone):
 
 
 def winners(pred, N):
-    """The labels the prediction puts within TIE of its fastest at N (the k sweep is the crossover's)."""
+    """The labels the prediction puts within the verdict's tie of its fastest at N (the k sweep is the crossover's)."""
     at = sorted(((v[2], k[0]) for k, v in pred.items() if k[1] == N and k[0] != K_SWEEP), reverse=True)
-    return [l for v, l in at if v * (1 + TIE) >= at[0][0]] if at else []
+    return verdict.near_best(at) if at else []
 
 
 def crossover(pred, N=4):
     """The smallest k from which every k' >= k of the k sweep exchanges under the ring at N (None: none)."""
     ring = pred.get(key("ring", N, 0))
     ks = {k[2]: v[0] for k, v in pred.items() if k[0] == K_SWEEP and k[1] == N}
-    beat = [k for k in sorted(ks) if ring and all(ks[j] < ring[0] for j in ks if j >= k)]
-    return beat[0] if beat else None
+    return verdict.crossover(ks, ring[0]) if ring and ks else None
 
 
 def write(out, runs, cal_path, csv_path):

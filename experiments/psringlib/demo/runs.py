@@ -117,8 +117,9 @@ def emulated(o, runs, nhosts, D, out, data, csv_path, ep_path, done, t0, made):
         row = {"sweep_id": "demo", "repeat": rep, "command": " ".join(cmd[1:]) + (" # straggler" if run.straggler < 1 else "")}
         if results.run_key(row) in done:
             continue
-        for line in predict.write(out, runs, cal_path, csv_path) if run is not ALONE else ():   # once, before the first timed run
-            print(line, flush=True)
+        if run is not ALONE and not os.path.exists(os.path.join(out, "prediction.txt")):   # once, before the first timed run
+            for line in predict.write(out, runs, cal_path, csv_path):
+                print(line, flush=True)
         eta = (time.time() - t0) / max(i, 1) * (len(todo) - i) if i else 0
         ps = run.topology == "ps"
         say("[%d/%d] %s, N=%d%s%s%s%s  (ETA %s)" % (i + 1, len(todo), run.label, run.N, ", S=%d" % run.servers if ps else "",
