@@ -3,7 +3,7 @@
 # cluster_step) against values computed by hand; with one GPU a host and no overlap it is the flat
 # model to the last digit; the tree and the ring cross where the hand says; psring model --predict,
 # --extrapolate and --published on tests/fixtures/published_small.csv (errors computed by hand in
-# its comments), a row's own overlap, --check; the shipped points' citations; bad input: one line, exit 2.
+# its comments), a row's framework, --check; the shipped points' citations; bad input: one line, exit 2.
 . "$(dirname "$0")/common.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 scratch
@@ -44,18 +44,31 @@ for N in (2, 3, 4, 8, 100):
                 assert sum(cm.cluster_parts("ps", N, 1, 4.1e5, a, b, 5 * b, g, S, k, 65536, 4)) == cm.ps_time(N, 4.1e5, a, b, g, S, k, slice_bytes=65536)
         cal = {"alpha_s": a, "beta_s_per_byte": b, "gamma_s_per_byte": g}
         assert cm.cluster_step("ring", N, 1, 4.1e5, 0.02, a, b, b, g)[0] == cm.step_time("ring", N, 4.1e5, cal, 0.02)[0], "overlap 0: today's step"
-# what backward (6 s) leaves of a 10 s exchange: a fraction hidden, at most backward; in 4 buckets the
-# last bucket (10/4) or the queue beyond backward (10 - 6 x 3/4 = 5.5)
+# what backward (6 s) leaves of a 10 s exchange: in 4 buckets the last bucket (10/4) or the queue beyond
+# backward (10 - 6 x 3/4 = 5.5); pieces too small to count: what outlasts backward (4, or none)
 close(cm.exposed(10, 6), 10, "no overlap")
-close(cm.exposed(10, 6, overlap=0.5), 5, "half hidden")
-close(cm.exposed(10, 6, overlap=1.0), 4, "backward hides at most itself")
 close(cm.exposed(10, 6, buckets=4), 5.5, "4 buckets: the queue")
 close(cm.exposed(2, 6, buckets=4), 0.5, "4 buckets: the last one")
+close(cm.exposed(10, 6, buckets=math.inf), 4, "streamed: backward hides at most itself")
+close(cm.exposed(2, 6, buckets=math.inf), 0, "streamed: all hidden")
+# each framework's buckets of 100 MiB, from its code's constant: DDP 25 MiB (4, fused), Horovod 64 MiB (2, fused),
+# BytePS 4096000 B (26 partitions that stream), TensorFlow's PS pieces too small to count, none: one after backward
+n = 100 * 2 ** 20
+want = {"ddp": (4, True), "horovod": (2, True), "byteps": (26, False), "tf-ps": (math.inf, False), "none": (1, False)}
+assert {f: cm.buckets(f, n) for f in cm.FRAMEWORKS} == want, {f: cm.buckets(f, n) for f in cm.FRAMEWORKS}
+assert cm.buckets("horovod", n, 10 * 2 ** 20) == (10, True), "a bucket size given"
+try:
+    cm.buckets("mxnet", n); raise AssertionError("mxnet has buckets")
+except ValueError as e:
+    assert "framework 'mxnet' has no bucket defaults (none, ddp, horovod, byteps, tf-ps)" in str(e), e
 close(cm.BACKWARD_SHARE, 2 / 3, "backward is 2/3 of compute")
 # buckets of 250 kB on 4 hosts: each pays its 6 alpha: 4 x (6e-5 + 1.5 x 2.5e5 x 1e-9) = 1.74 ms, of which
 # backward (2/3 of 3 ms) leaves max(0.435, 1.74 - 1.5) ms
-step, total, shown, _ = cm.cluster_step("ring", 4, 1, 1e6, 0.003, 1e-5, 1e-9, 1e-9, 0.0, bucket_bytes=2.5e5)
+step, total, shown, _ = cm.cluster_step("ring", 4, 1, 1e6, 0.003, 1e-5, 1e-9, 1e-9, 0.0, framework="ddp", bucket_bytes=2.5e5)
 close(total, 1.74e-3, "bucketed total"); close(shown, 4.35e-4, "bucketed exposed"); close(step, 3.435e-3, "bucketed step")
+# streamed (BytePS' partitions of 2.5e5 B), the same 4 pieces: the messages once, 6e-5 + 1.5e-3 s, max(0.39, 1.56 - 1.5) ms
+step, total, shown, _ = cm.cluster_step("ring", 4, 1, 1e6, 0.003, 1e-5, 1e-9, 1e-9, 0.0, framework="byteps", bucket_bytes=2.5e5)
+close(total, 1.56e-3, "streamed total"); close(shown, 3.9e-4, "streamed exposed")
 # the tree against the ring, G = 1, n beta = 1 ms, alpha 10 us: ring - tree = 2(N-1-log2 N) alpha - 2 n beta / N,
 # positive from (N-1-log2 N) N > 100: N=12 gives 88.98, N=13 107.9: the tree wins from N = 13
 wins = [N for N in range(2, 65) if sum(cm.cluster_parts("tree", N, 1, 1e6, 1e-5, 1e-9, 0, 0)) < cm.ring_time(N, 1e6, 1e-5, 1e-9, 0)]
@@ -64,7 +77,7 @@ PY
 
 # --predict with one GPU a host and no overlap: costmodel's ring_time, to the last digit
 while read -r H rate A X; do
-  row=$("$MODEL" --predict --topology ring --hosts "$H" --gpus-per-host 1 --overlap 0 --model resnet50 --link-rate "$rate" \
+  row=$("$MODEL" --predict --topology ring --hosts "$H" --gpus-per-host 1 --framework none --model resnet50 --link-rate "$rate" \
         --alpha-us "$A" --line-fraction 1 --gamma-ns-per-byte "$X" --compute-ms 50 | tail -1) || fail "--predict H=$H: $row"
   want=$(python3 -c "import sys; from psringlib import costmodel as cm, units; t = cm.ring_time($H, 25600000 * 4, $A * 1e-6, 8 / units.rate_bps('$rate'), $X * 1e-9) * 1e3
 print('%.6f,%.6f,%.6f' % (t, t, 50 + t))")
@@ -75,20 +88,21 @@ done <<EOF2
 64 100gbit 50 0.002
 EOF2
 out=$("$MODEL" --predict --topology hier --hosts 2 --gpus-per-host 4 --params 250000 --link-rate 8g --intra-rate 80g --alpha-us 10 --line-fraction 1 \
-      --overlap 0.5 --compute-ms 30) || fail "--predict hier: $out"
-# n = 1e6 B: 2(3+1) x 10 us + 2x3/4 x 1e6 x 0.1 ns + 2x1/2 x 1e6 x 1 ns = 1.23 ms, half hidden: step 30.615 ms, 8 x 30/30.615
+      --framework horovod --bucket-mb 0.5 --compute-ms 30) || fail "--predict hier: $out"
+# n = 1e6 B in 2 fused buckets of 0.5 MiB, each 2(3+1) x 10 us + 2x3/4 x 5e5 x 0.1 ns + 2x1/2 x 5e5 x 1 ns = 0.655 ms;
+# backward (20 ms) leaves the last: step 30.655 ms, 8 x 30/30.655
 [[ $(head -1 <<<"$out") == "topology,hosts,gpus_per_host,workers,params,link_rate,compute_ms,exchange_ms,exposed_ms,step_ms,speedup,efficiency" ]] \
   || fail "--predict header: $out"
-[[ $(tail -1 <<<"$out") == "hier,2,4,8,250000,8gbit,30.000000,1.230000,0.615000,30.615000,7.8393,0.9799" ]] || fail "--predict hier: $out"
+[[ $(tail -1 <<<"$out") == "hier,2,4,8,250000,8gbit,30.000000,1.310000,0.655000,30.655000,7.8291,0.9786" ]] || fail "--predict hier: $out"
 # hier-host, Horovod 0.16's: hier's 1.23 ms, each GPU's n/4 to host memory and back over PCIe 3 x16
 # (2 x 2.5e5 B x 8 / 126.03 Gbit/s = 31.738 us), the hosts' CPUs summing (H-1)/H x n/4 at 1 ns/B (125 us)
 out=$("$MODEL" --predict --topology hier-host --hosts 2 --gpus-per-host 4 --params 250000 --link-rate 8g --intra-rate 80g --alpha-us 10 \
-      --line-fraction 1 --overlap 0 --gamma-ns-per-byte 1 --compute-ms 30 | tail -1)
+      --line-fraction 1 --framework none --gamma-ns-per-byte 1 --compute-ms 30 | tail -1)
 [[ $out == "hier-host,2,4,8,250000,8gbit,30.000000,1.386738,"* ]] || fail "--predict hier-host: $out, want exchange 1.386738 ms"
 # tcp's line at a link rate: at most one stream's 14.8 Gbit/s: at 100 Gbit/s 0.148 (2 x 30.1 us + 8e6 / 14.8e9 s
 # = 600.741 us), at 10 Gbit/s the framing's 1448/1538 (60.2 us + 8e6 / 9.41482e9 s = 909.924 us)
 for rw in "100g 0.600741" "10g 0.909924"; do
-  out=$("$MODEL" --predict --topology ring --hosts 2 --gpus-per-host 1 --params 250000 --link-rate "${rw% *}" --transport tcp --overlap 0 \
+  out=$("$MODEL" --predict --topology ring --hosts 2 --gpus-per-host 1 --params 250000 --link-rate "${rw% *}" --transport tcp --framework none \
         --compute-ms 30 | tail -1)
   [[ $(cut -d, -f8 <<<"$out") == "${rw#* }" ]] || fail "--predict tcp at ${rw% *}: $out, want exchange ${rw#* } ms"
 done
@@ -96,7 +110,7 @@ done
 # 4 x 10 us + 2e6 B x 1 ns + 1e6 B x 1 ns = 3.04 ms; on 4 threads while the link runs 0.04 + 2 + 5e5 x 1 ns / 4 = 2.165 ms
 for c in "0 3.040000" "4 2.165000"; do
   out=$("$MODEL" --predict --topology ps --hosts 2 --gpus-per-host 1 --server-hosts 2 --params 250000 --link-rate 8g --alpha-us 10 --line-fraction 1 \
-        --overlap 0 --compute-ms 30 --ps-chunk-kb 0 --gamma-ns-per-byte 1 --server-cores ${c% *} | tail -1)
+        --framework none --compute-ms 30 --ps-chunk-kb 0 --gamma-ns-per-byte 1 --server-cores ${c% *} | tail -1)
   [[ $out == "ps,2,1,2,250000,8gbit,30.000000,${c#* },${c#* },"* ]] || fail "--predict ps --server-cores ${c% *}: $out, want ${c#* } ms"
 done
 # --extrapolate, resnet50 on hosts of 8 GPUs at 100 Gbit, 4 buckets (25 MiB) under backward (2/3 of 100 ms):
@@ -120,7 +134,7 @@ grep -q "^winner changes: ring -> hier at 16 GPUs (bytes .*; hier -> ps-H at 32 
 # --published on the fixture: the errors its comments compute by hand
 FIX="$TOP_SRCDIR/tests/fixtures/published_small.csv"
 "$MODEL" --published "$FIX" >"$SCRATCH/pub" || fail "--published: $(cat "$SCRATCH/pub")"
-for want in "fx-ring .* 0.8045 +3.14%" "fx-ps .* 0.8328 +4.10%" "fx-tree .* 1.9326 +7.36%" "fx-hier .* 0.8696 +3.38%" \
+for want in "fx-ring .* 0.8045 +3.14%" "fx-ps .* 0.8328 +4.10%" "fx-tree .* 1.9324 +7.36%" "fx-hier .* 0.8696 +3.38%" \
             "^median error 3.74%, worst 7.36% \(fx-tree\), over 4 points" "^winner g1: published ps, model ps: right"; do
   grep -Eq "$want" "$SCRATCH/pub" || fail "--published: no '$want' in $(cat "$SCRATCH/pub")"
 done
@@ -134,39 +148,40 @@ for want in "fx-ps .* k=4 c=4 .* 0.8541 +6.77%" "fx-ring .* 0.8045 +3.14%" "^win
   grep -Eq "$want" "$SCRATCH/pub4" || fail "--published with a server line: no '$want' in $(cat "$SCRATCH/pub4")"
 done
 
-# a row's own overlap (its source's code says when the exchange starts) replaces its transport's: fx-tree with
-# none hidden: 2 hosts 100 + 8.16 ms, one host 100 + 1.14 ms; speedup 2 x 101.14/108.16 = 1.8702, error 3.90%
-sed 's/,quote,assumed$/,quote,assumed,overlap/; s/^\(fx-tree,.*\)$/\1,0/; s/^\(fx-[rph].*\)$/\1,/' "$FIX" >"$SCRATCH/ov.csv"
-"$MODEL" --published "$SCRATCH/ov.csv" >"$SCRATCH/pub5" || fail "--published with an overlap column: $(cat "$SCRATCH/pub5")"
-for want in "fx-tree +tree H=2 G=8 100G rdma ov=0 .* 1.8702 +3.90%" "fx-hier .* 0.8696 +3.38%" "^median error 3.64%, worst 4.10% \(fx-ps\)"; do
-  grep -Eq "$want" "$SCRATCH/pub5" || fail "--published with an overlap column: no '$want' in $(cat "$SCRATCH/pub5")"
+# a row's framework says when its exchange starts: fx-tree's with none (after backward): 2 hosts 100 + 8.16 ms,
+# one host 100 + 1.14 ms; speedup 2 x 101.14/108.16 = 1.8702, error 3.90%
+sed 's/^\(fx-tree,.*\),ddp,/\1,none,/' "$FIX" >"$SCRATCH/ov.csv"
+"$MODEL" --published "$SCRATCH/ov.csv" >"$SCRATCH/pub5" || fail "--published with framework none: $(cat "$SCRATCH/pub5")"
+for want in "fx-tree +tree H=2 G=8 100G rdma none .* 1.8702 +3.90%" "fx-hier .* 0.8696 +3.38%" "^median error 3.64%, worst 4.10% \(fx-ps\)"; do
+  grep -Eq "$want" "$SCRATCH/pub5" || fail "--published with framework none: no '$want' in $(cat "$SCRATCH/pub5")"
 done
 # gradient accumulation: fx-tree exchanges once per 4 micro-batches of 100 ms, its one-host baseline once per 2, none
 # hidden: 2 hosts 4 x 100 + 8.16 ms, one host 2 x 100 + 1.14 ms; speedup 2 x (400/408.16) / (200/201.14) = 1.9712, error 9.51%
-sed 's/,overlap$/,overlap,accumulation,baseline_accumulation/; s/^\(fx-tree,.*\),0$/\1,0,4,2/; s/^\(fx-[rph].*\),$/\1,,,/' "$SCRATCH/ov.csv" >"$SCRATCH/acc.csv"
+sed 's/,assumed$/,assumed,accumulation,baseline_accumulation/; s/^\(fx-tree,.*\)$/\1,4,2/; s/^\(fx-[rph].*\)$/\1,,/' "$SCRATCH/ov.csv" >"$SCRATCH/acc.csv"
 "$MODEL" --published "$SCRATCH/acc.csv" >"$SCRATCH/pub7" || fail "--published with accumulation: $(cat "$SCRATCH/pub7")"
-for want in "fx-tree +tree H=2 G=8 100G rdma ov=0 acc=4 .* 1.9712 +9.51%" "fx-ring .* 0.8045 +3.14%" "^median error 3.74%, worst 9.51% \(fx-tree\)"; do
+for want in "fx-tree +tree H=2 G=8 100G rdma none acc=4 .* 1.9712 +9.51%" "fx-ring .* 0.8045 +3.14%" "^median error 3.74%, worst 9.51% \(fx-tree\)"; do
   grep -Eq "$want" "$SCRATCH/pub7" || fail "--published with accumulation: no '$want' in $(cat "$SCRATCH/pub7")"
 done
 python3 - <<'PY' || fail "accumulated_step"
 from psringlib import costmodel as cm
-# 4 micro-batches of 30 ms, the exchange of 1.23 ms (hier, as --predict's hand value) half hidden under the last backward
-step, total, shown, _ = cm.accumulated_step(4, "hier", 2, 4, 1e6, 0.03, 1e-5, 1e-9, 1e-10, 0.0, overlap=0.5)
-assert abs(step - (4 * 0.03 + 0.615e-3)) < 1e-15 and abs(total - 1.23e-3) < 1e-15 and abs(shown - 0.615e-3) < 1e-15, (step, total, shown)
+# 4 micro-batches of 30 ms, the exchange of 1.31 ms in 2 buckets (hier, as --predict's hand value): the last backward
+# leaves the last bucket, 0.655 ms
+step, total, shown, _ = cm.accumulated_step(4, "hier", 2, 4, 1e6, 0.03, 1e-5, 1e-9, 1e-10, 0.0, framework="horovod", bucket_bytes=2 ** 19)
+assert abs(step - (4 * 0.03 + 0.655e-3)) < 1e-15 and abs(total - 1.31e-3) < 1e-15 and abs(shown - 0.655e-3) < 1e-15, (step, total, shown)
 assert cm.accumulated_step(1, "ring", 4, 1, 1e6, 0.02, 1e-5, 1e-9, 1e-9, 0.0) == cm.cluster_step("ring", 4, 1, 1e6, 0.02, 1e-5, 1e-9, 1e-9, 0.0)
 PY
 # --check: the fixture's rows without its '#' lines run through the fixture's assumptions and are reported apart
 grep -v '^#' "$FIX" >"$SCRATCH/chk.csv"
 "$MODEL" --published "$SCRATCH/ov.csv" --check "$SCRATCH/chk.csv" >"$SCRATCH/pub6" || fail "--check: $(cat "$SCRATCH/pub6")"
 sed -n '/^independent check, through the assumptions above/,$p' "$SCRATCH/pub6" >"$SCRATCH/chk.out"
-for want in "fx-tree +tree H=2 G=8 100G rdma +speedup .* 1.9326 +7.36%" "^median error 3.74%, worst 7.36% \(fx-tree\), over 4 points"; do
+for want in "fx-tree +tree H=2 G=8 100G rdma ddp +speedup .* 1.9324 +7.36%" "^median error 3.74%, worst 7.36% \(fx-tree\), over 4 points"; do
   grep -Eq "$want" "$SCRATCH/chk.out" || fail "--check: no '$want' after its heading in $(cat "$SCRATCH/pub6")"
 done
 sed '/^independent check/q' "$SCRATCH/pub6" | grep -q "^median error 3.64%, worst 4.10% (fx-ps), over 4 points" \
   || fail "--check moved the --published table: $(cat "$SCRATCH/pub6")"
 
-# bound rows (what the source leaves unstated): the range over the transports with no overlap and the
-# transport's, inside or outside by its distance; listed apart, so a file of bounds alone has no statistics
+# bound rows (what the source leaves unstated): the range over the transports with no overlap and its
+# framework's, inside or outside by its distance; listed apart, so a file of bounds alone has no statistics
 python3 - "$FIX" "$SCRATCH/bound.csv" <<'PY' || fail "bound fixture"
 import csv, io, sys
 lines = open(sys.argv[1]).read().splitlines(keepends=True)
@@ -181,7 +196,7 @@ PY
 "$MODEL" --published "$SCRATCH/bound.csv" >"$SCRATCH/pub8" || fail "--published with bounds only: $(cat "$SCRATCH/pub8")"
 # fx-ring: its own file's tcp line gives 0.8045 (the +3.14% above), the lower end: 0.78 is outside by 3.14%
 for want in "^no point whose setup its source states: no error statistics$" \
-            "^bound fx-ring \(ring H=4 G=1 100G tcp; unstated: transport\): model 0\.8045\.\..* published 0.78: OUTSIDE by 3.14%$" \
+            "^bound fx-ring \(ring H=4 G=1 100G tcp none; unstated: transport\): model 0\.8045\.\..* published 0.78: OUTSIDE by 3.14%$" \
             "^bound fx-tree .* published 1.8: inside$" "^winner g1: published ps, model ps: right"; do
   grep -Eq "$want" "$SCRATCH/pub8" || fail "--published with bounds only: no '$want' in $(cat "$SCRATCH/pub8")"
 done
@@ -193,8 +208,8 @@ DATA="$TOP_SRCDIR/data"
 "$MODEL" --published "$DATA/published-scaling.csv" --check "$DATA/published-horovod.csv" >"$SCRATCH/ship" || fail "shipped points: $(cat "$SCRATCH/ship")"
 grep -q "^winner byteps-bert-256: published ps, model ps: right" "$SCRATCH/ship" || fail "shipped points: winner: $(cat "$SCRATCH/ship")"
 # Horovod+NCCL's 0.70 (its transport and overlap unstated) is a bound: listed apart, its range over the transports
-# with no overlap and the transport's holds 0.70, and its best case still loses to BytePS (the winner above)
-grep -Eq "^bound byteps-bert-256-nccl \(hier-host H=32 G=8 100G rdma; unstated: transport; overlap\): model 0\.[0-6][0-9]*\.\.0\.[7-9][0-9]* .*published 0.70: inside$" \
+# with no overlap and Horovod's fusion buckets holds 0.70, and its best case still loses to BytePS (the winner above)
+grep -Eq "^bound byteps-bert-256-nccl \(hier-host H=32 G=8 100G rdma horovod; unstated: transport; overlap\): model 0\.[0-6][0-9]*\.\.0\.[7-9][0-9]* .*published 0.70: inside$" \
   "$SCRATCH/ship" || fail "shipped bound: $(grep -i bound "$SCRATCH/ship")"
 ! grep -q "^byteps-bert-256-nc" "$SCRATCH/ship" || fail "the bound point among the points: $(cat "$SCRATCH/ship")"
 # nvbert-dgx1-s128-4 by hand: 4 DGX-1 (8 GPUs), 680 MB of fp16 gradients, 16 sequences a micro-batch at 109.28/s (146.413 ms),
@@ -202,7 +217,7 @@ grep -Eq "^bound byteps-bert-256-nccl \(hier-host H=32 G=8 100G rdma; unstated: 
 # 2 x 31/32 x 680e6 B x 8 / 352e9 = 30.352 ms: 128 c / (128 c + 30.352) = 0.998383; its 1-node baseline, 512 micro-batches,
 # inside the host on NVLink at 1200 Gbit/s: 14 x 6.6 us + 2 x 7/8 x 680e6 x 8 / 1.2e12 = 8.026 ms: 0.999893;
 # speedup 4 x 0.998383 / 0.999893 = 3.9940 against 3.53 published: 13.14%
-grep -Eq "^nvbert-dgx1-s128-4 +ring H=4 G=8 400G rdma ov=0 acc=128 +speedup +3.53 +3.9940 +13.14%" "$SCRATCH/ship" \
+grep -Eq "^nvbert-dgx1-s128-4 +ring H=4 G=8 400G rdma none acc=128 +speedup +3.53 +3.9940 +13.14%" "$SCRATCH/ship" \
   || fail "shipped nvbert-dgx1-s128-4: $(grep nvbert-dgx1-s128-4 "$SCRATCH/ship")"
 # every NVIDIA row exchanges once per its configurations.yml job's GRADIENT_STEPS, and cites it
 python3 - "$DATA/published-scaling.csv" <<'PY' || fail "shipped accumulation"
@@ -231,8 +246,9 @@ printed = [l.split()[0] for l in open(sys.argv[1]).read().splitlines()[1:]]
 assert printed == list(cm.CONSTANTS), printed
 code = open(sys.argv[2]).read() + open(sys.argv[3]).read()
 named = set(re.findall(r'const\("([a-z0-9_-]+)"\)', code))
+named |= {c for c, _ in cm.FRAMEWORKS.values() if c}   # the frameworks' buckets, read through buckets()
 assert named <= set(cm.CONSTANTS), named - set(cm.CONSTANTS)
-family = lambda n: n.startswith(("alpha_", "line_", "overlap_", "intra_", "params_"))
+family = lambda n: n.startswith(("alpha_", "line_", "intra_", "params_"))
 unread = [n for n in cm.CONSTANTS if n not in named and not family(n)]
 assert not unread, "in the table, read by nothing: %s" % unread
 assert not re.search(r'GAMMA_PS_NS|"--alpha-us", float, 10|"1000gbit"', code), "a constant outside the table"
@@ -246,7 +262,7 @@ out=$(python3 "$SCRATCH/lib/model" --constants 2>&1); rc=$?
 # --transport: the transport's alpha and line fraction unless flags say otherwise; rdma by default. The ring on 2 hosts
 # of one GPU, 1e6 B, 8 Gbit/s, none hidden: tcp 2 x 30.1 us + 1e6 x 8 / (8e9 x 1448/1538) = 1.122355 ms; rdma
 # 2 x 6.6 us + 1e6 / 0.88 ns = 1.149564 ms; the same as rdma with its constants given as flags
-pr() { "$MODEL" --predict --topology ring --hosts 2 --gpus-per-host 1 --params 250000 --link-rate 8g --overlap 0 --compute-ms 30 "$@" | tail -1 | cut -d, -f8; }
+pr() { "$MODEL" --predict --topology ring --hosts 2 --gpus-per-host 1 --params 250000 --link-rate 8g --framework none --compute-ms 30 "$@" | tail -1 | cut -d, -f8; }
 [[ $(pr --transport tcp) == 1.122355 ]] || fail "--transport tcp: $(pr --transport tcp), want 1.122355 ms"
 [[ $(pr --transport rdma) == 1.149564 && $(pr) == 1.149564 ]] || fail "--transport rdma: $(pr --transport rdma), default $(pr), want 1.149564 ms"
 [[ $(pr --transport tcp --alpha-us 6.6 --line-fraction 0.88) == 1.149564 ]] || fail "--transport tcp with rdma's flags: $(pr --transport tcp --alpha-us 6.6 --line-fraction 0.88)"
@@ -281,12 +297,12 @@ sed '/^# assume,rdma/d; s/^\(fx-tree,.*\),rdma,/\1,ib,/' "$FIX" >"$SCRATCH/noass
 sed 's/,single_gpu_rate,/,rate,/' "$FIX" >"$SCRATCH/nocol.csv"
 sed 's/^fx-ps,\(.*\),ps,4,1,/fx-ps,\1,ps,4.5,1,/' "$FIX" >"$SCRATCH/half.csv"
 sed 's/^# left out: nothing/# server,fixture-a,0,made up\n&/' "$FIX" >"$SCRATCH/nocores.csv"
-sed 's/^\(fx-tree,.*\),0$/\1,1.5/' "$SCRATCH/ov.csv" >"$SCRATCH/ovbad.csv"
-sed 's/^\(fx-tree,.*\),0$/\1,nan/' "$SCRATCH/ov.csv" >"$SCRATCH/ovnan.csv"
+sed 's/^\(fx-tree,.*\),ddp,/\1,mxnet,/' "$FIX" >"$SCRATCH/fwbad.csv"
+sed 's/^\(fx-tree,.*\),ddp,/\1,,/' "$FIX" >"$SCRATCH/fwnone.csv"
 sed 's/^\(fx-tree,.*\),4,2$/\1,0,2/' "$SCRATCH/acc.csv" >"$SCRATCH/acc0.csv"
 sed 's/^\(fx-tree,.*\),4,2$/\1,4,2.5/' "$SCRATCH/acc.csv" >"$SCRATCH/acchalf.csv"
 sed 's/^\(fx-tree,.*\),4,2$/\1,x,2/' "$SCRATCH/acc.csv" >"$SCRATCH/accx.csv"
-{ echo "#  assume , rdma,4,0.88,0.1,spaced"; cat "$SCRATCH/chk.csv"; } >"$SCRATCH/chkassume.csv"
+{ echo "#  assume , rdma,4,0.88,spaced"; cat "$SCRATCH/chk.csv"; } >"$SCRATCH/chkassume.csv"
 while IFS='|' read -r args want; do
   out=$("$MODEL" $args 2>&1); rc=$?
   [[ $rc == 2 && $(wc -l <<<"$out") == 1 && $out == *"$want"* ]] || fail "model $args: rc $rc, want 2 and one line with '$want': $out"
@@ -299,9 +315,9 @@ done <<EOF2
 --predict --link-rate nan|--link-rate 'nan' is not a rate > 0
 --predict --gpus-per-host 0|--gpus-per-host must be at least 1
 --predict --hosts 0|--hosts must be at least 1
---predict --overlap 1.5|--overlap must be a fraction in 0..1
---predict --overlap -0.1|--overlap must be a fraction in 0..1
---predict --overlap 0.5 --bucket-mb 25|alternatives
+--predict --framework mxnet|--framework 'mxnet': no bucket defaults for it (none, ddp, horovod, byteps, tf-ps)
+--predict --framework none --bucket-mb 25|--bucket-mb goes with a framework that has buckets, not --framework none
+--explain --framework horovod --compute-ms 1|--framework and --bucket-mb go with --predict, --extrapolate or --advise
 --predict --bucket-mb 0|--bucket-mb must be a number > 0
 --predict --bytes-per-param 3|--bytes-per-param must be 4 (fp32) or 2 (fp16)
 --predict --topology star|unknown topology 'star' (ring, hier, hier-host, tree, ps, byteps)
@@ -322,8 +338,8 @@ done <<EOF2
 --check $SCRATCH/chk.csv|--check goes with --published
 --published $FIX --check $FIX|sets nothing: its '# assume' and '# server' lines belong in the --published file
 --published $FIX --check $SCRATCH/none.csv|--check $SCRATCH/none.csv: No such file
---published $SCRATCH/ovbad.csv|row fx-tree: overlap '1.5' is not a fraction in 0..1
---published $SCRATCH/ovnan.csv|row fx-tree: overlap 'nan' is not a fraction in 0..1
+--published $SCRATCH/fwbad.csv|row fx-tree: framework 'mxnet' has no bucket defaults (none, ddp, horovod, byteps, tf-ps)
+--published $SCRATCH/fwnone.csv|row fx-tree: no framework
 --published $FIX --check $SCRATCH/chkassume.csv|chkassume.csv: sets nothing
 --published $FIX --check=|--check needs a path
 --predict --transport ib|argument --transport: invalid choice

@@ -30,7 +30,7 @@ P=$("$MODEL" --published | sed -n 's/^median error .* over \([0-9]*\) points$/\1
 # 1 MiB slices, one server host at most. By hand: ring 2 alpha + n beta = 1.02 ms; ps-0 (a server on each host, n/2
 # each) 4 alpha + (n + one slice of n/2) beta = 1.54 ms; ps-lite-1 (H n through the server host, a fill of H whole
 # shards) 4 alpha + 4n beta = 4.04 ms; byteps-1 2.04 ms (above). Hosts 2, 2, 3, 3; samples/s 2 x 64 / step
-A=(--advise --hosts 2 --gpus-per-host 1 --params 250000 --link-rate 8g --transport rdma --alpha-us 10 --line-fraction 1 --overlap 0
+A=(--advise --hosts 2 --gpus-per-host 1 --params 250000 --link-rate 8g --transport rdma --alpha-us 10 --line-fraction 1 --framework none
    --gamma-ns-per-byte 0 --max-server-hosts 1)
 "$MODEL" "${A[@]}" --compute-ms 30 >"$SCRATCH/close" || fail "--advise: $(cat "$SCRATCH/close")"
 for want in "ring +0 +0.000 +2 +31.020 +1.020 +4126 +2063" "ps-0 +0 +0.000 +2 +31.540 +1.540 +4058 +2029" \

@@ -29,8 +29,8 @@ with staleness s: over E steps between the workers' synchronizations a fast work
 max(E a, (E - s) b), a and b the fast and the slow worker's steps; with none, b.
 
 At cluster scale (cluster_parts, below): H hosts of G GPUs, the ring, the hierarchical ring, a
-tree and the PS, the exchange under backward in buckets; G = 1, no overlap and a server that sums
-after its link give the above."""
+tree and the PS, the exchange under backward in a framework's buckets; G = 1, none hidden and a
+server that sums after its link give the above."""
 import math
 import statistics
 
@@ -115,14 +115,14 @@ def slowest_of(samples, N):
 
 
 def step_time(topology, N, n, cal, compute_s, S=0, k=0, sync="bsp", staleness=0, slow_share=1.0,
-              hidden_s=0.0, samples=(), sync_every=0, x=None):
+              buckets=1, samples=(), sync_every=0, x=None):
     """Seconds of one step: compute of the host everybody waits for + the exposed exchange.
-    slow_share < 1: one worker host has that fraction of the others' CPU (a straggler); hidden_s:
-    exchange hidden behind backward (--overlap); samples: one host's per-step compute times;
+    slow_share < 1: one worker host has that fraction of the others' CPU (a straggler); buckets:
+    the exchange's under backward (exposed; --overlap: one a layer); samples: one host's compute times;
     sync_every: ssp, steps between the workers' synchronizations (0: none); x: the share of the
     gradient on the k server hosts (BytePS' placement; None: all of it). A fast worker's view
     under async and ssp. Returns (step, exchange, wait)."""
-    ex = max(exchange_time(topology, N, n, cal, S, k, x) - hidden_s, 0.0)
+    ex = exposed(exchange_time(topology, N, n, cal, S, k, x), BACKWARD_SHARE * compute_s, buckets)
     slow = compute_s / slow_share
     if topology == "ps" and sync == "async":
         wait = 0.0                              # the fast workers' own pace
@@ -138,14 +138,16 @@ def row_time(r, cal, compute_s, samples=()):
     """(step, exchange, wait) seconds of a demo CSV row's configuration (its columns topology,
     workers, servers, server_hosts, params, fp16, ps_chunk_kb, sync, staleness, straggler) on
     compute_s, one worker's step alone. BytePS' placement (--byteps k: --servers N + k, k server
-    hosts) puts x* on the k; under ssp the workers never meet (a sample budget): the slowest's pace."""
+    hosts) puts x* on the k; under ssp the workers never meet (a sample budget): the slowest's pace.
+    --overlap (overlap 1) sends each layer's gradient once backward has made it: a bucket a layer."""
     N, k = int(r["workers"]), int(r.get("server_hosts") or 0)
     per = 2 if r.get("fp16") == "1" else 4
     n = float(r["params"]) * per
     c = dict(cal, slice_bytes=slice_bytes(float(r.get("ps_chunk_kb") or 1024), per))   # 1024: the trainer's default
     x = byteps_x(N, k) if k > 0 and int(r.get("servers") or 0) == N + k else None
     return step_time(r["topology"], N, n, c, compute_s, 0 if k > 0 else int(r.get("servers") or 0), k, r.get("sync") or "bsp",
-                     int(r.get("staleness") or 0), float(r.get("straggler") or 1) or 1, samples=samples, sync_every=0, x=x)
+                     int(r.get("staleness") or 0), float(r.get("straggler") or 1) or 1, samples=samples, sync_every=0, x=x,
+                     buckets=len(str(r.get("layers") or "").split(",")) - 1 if r.get("overlap") == "1" else 1)
 
 
 # ---- at cluster scale: H hosts of G GPUs each (N = G H), beta_i one GPU's intra-host link -------
@@ -230,25 +232,46 @@ def ps_parts(H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, serve
     return (lat, b, g) if lat + b + g >= intra else (0.0, intra, 0.0)
 
 
-def exposed(total, backward, overlap=0.0, buckets=1):
-    """Seconds of an exchange of total seconds that backward (seconds) leaves exposed. Buckets: m
-    equal buckets, bucket j ready at j backward / m (gradients appear evenly), each exchanged in
-    total / m, back to back; the last one ends at the latest of backward + total / m (the last
-    bucket) and backward / m + total (the queue never drained). Else the fraction overlap of the
-    exchange is hidden, at most backward."""
-    if buckets > 1:
-        return max(total / buckets, total - backward * (buckets - 1) / buckets)
-    return total - min(overlap * total, backward)
+def exposed(total, backward, buckets=1):
+    """Seconds of an exchange of total seconds that backward (seconds) leaves exposed, the gradients
+    appearing evenly over backward in m equal buckets, bucket j ready at j backward / m, each
+    exchanged in total / m, back to back: the last one ends at the latest of backward + total / m
+    (the last bucket) and backward / m + total (the queue never drained). m = 1: all of it; m
+    unbounded (pieces too small to count): what outlasts backward."""
+    if math.isinf(buckets):
+        return max(total - backward, 0.0)
+    return max(total / buckets, total - backward * (buckets - 1) / buckets)
 
 
-def cluster_step(topo, H, G, n, compute_s, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, overlap=0.0, bucket_bytes=0,
+# ---- when the exchange starts: one overlap model, a framework's buckets (name: its bucket's constant
+# or None, pieces too small to count; release) -------------------------------------------------------
+#   backward |===================================|       fused: filled buckets, one collective at a time,
+#   fused    |     [b1] [b2] [b3] ...  [bm]|            each its own messages (Horovod, DDP); streamed:
+#   streamed |  >>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>|>>    pieces pipeline as one exchange (BytePS, TF's PS)
+FRAMEWORKS = {"none": (None, "after"), "ddp": ("bucket_mib", "fused"), "horovod": ("fusion_horovod", "fused"),
+              "byteps": ("partition_byteps", "streamed"), "tf-ps": (None, "streamed")}
+
+
+def buckets(framework, n, bucket_bytes=0):
+    """(m buckets, each paying its own messages?) of a framework's n bytes (bucket_bytes > 0: its size)."""
+    if framework not in FRAMEWORKS:
+        raise ValueError("framework '%s' has no bucket defaults (%s)" % (framework, ", ".join(FRAMEWORKS)))
+    name, release = FRAMEWORKS[framework]
+    if release == "after":
+        return 1, False
+    size = bucket_bytes if bucket_bytes > 0 else const(name) * 2 ** 20 if name else 0
+    return (max(1, math.ceil(n / size)) if size > 0 else math.inf), release == "fused"
+
+
+def cluster_step(topo, H, G, n, compute_s, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, framework="none", bucket_bytes=0,
                  server_cores=0):
-    """(step, exchange, exposed, parts) seconds of one synchronous step on G x H GPUs: compute plus
-    the exposed exchange; in buckets each pays its own messages (parts: m x one bucket's)."""
-    m = max(1, math.ceil(n / bucket_bytes)) if bucket_bytes > 0 else 1
-    parts = [m * p for p in cluster_parts(topo, H, G, n / m, alpha, beta, beta_i, gamma, S, k, slice_bytes, server_cores)]
+    """(step, exchange, exposed, parts) seconds of one synchronous step on G x H GPUs: compute plus what
+    backward leaves of the exchange in the framework's buckets (fused: parts are m x one bucket's)."""
+    m, fused = buckets(framework, n, bucket_bytes)
+    whole = cluster_parts(topo, H, G, n / m if fused else n, alpha, beta, beta_i, gamma, S, k, slice_bytes, server_cores)
+    parts = [m * p for p in whole] if fused else list(whole)
     total = sum(parts)
-    ex = exposed(total, BACKWARD_SHARE * compute_s, overlap, m)
+    ex = exposed(total, BACKWARD_SHARE * compute_s, m)
     return compute_s + ex, total, ex, parts
 
 
@@ -278,10 +301,6 @@ CONSTANTS = {
                  "a ceiling; measured: Open MPI's TCP at 1.06x the link time at 125 Mbit/s on this testbed "
                  "(docs/results/dilation-history-2026-11.md), 1.59x at 500 where the host's CPU fell behind: the kernel's CPU "
                  "cost at 10-40 Gbit/s is not measured here"),
-    "overlap_rdma": (0.75, "of the exchange hidden", "cited: factryze.ai/scale-atlas/collectives/compute-comm-overlap, "
-                     "60-90% of the all-reduce hidden under backward, the midpoint (a secondary page; a row whose training "
-                     "code says when its exchange starts overrides it)"),
-    "overlap_tcp": (0.75, "of the exchange hidden", "cited: as overlap_rdma: the page gives one range for every wire"),
     "gamma_server": (0.030, "ns/B summed", "measured: psring model --measure-gamma 4096000 (--calibrate's y += x, one "
                      "OpenBLAS thread, at BytePS' BYTEPS_PARTITION_BYTES, ymjiang/gluon-nlp 0b605ed run_bps.sh) on this "
                      "testbed's AMD EPYC guest, median of 7 runs (0.022-0.051; 0.021 at 256 KiB): a 2019 server's core is "
@@ -302,6 +321,10 @@ CONSTANTS = {
                        "section 2.1: 6 flops per parameter, 4 of them backward"),
     "bucket_mib": (25.0, "MiB", "cited: PyTorch DistributedDataParallel's bucket_cap_mb default, 25 "
                    "(torch/nn/parallel/distributed.py)"),
+    "fusion_horovod": (64.0, "MiB", "cited: tensor_fusion_threshold = 64 * 1024 * 1024 (horovod/horovod 0972bb8, 2017-08-25, "
+                       "horovod/tensorflow/mpi_ops.cc); its loop slept 100 ns a cycle: HOROVOD_CYCLE_TIME's 5 ms came in 92454da (2018-06-02)"),
+    "partition_byteps": (4096000 / 2 ** 20, "MiB", "cited: BytePS' partition, BytePSGlobal::_partition_bytes = 4096000 "
+                         "(bytedance/byteps byteps/common/global.cc, 2019; BYTEPS_PARTITION_BYTES overrides it)"),
     "ps_slice_kib": (1024, "KiB of float32", "cited: this trainer's --ps-chunk-kb default, PS_CHUNK_KB_DEFAULT "
                      "(src/ps/ps_topology.c); every published PS row takes it (BytePS' run used 4096000 B partitions)"),
     "intra_default": (1000.0, "Gbit/s a direction", "assumed: --predict's NVLink-class intra-host link, a round figure "
@@ -335,13 +358,15 @@ def const(name):
     return CONSTANTS[name][0]
 
 
-BACKWARD_SHARE = const("backward_share")   # backward's share of compute: the bucket model's
+BACKWARD_SHARE = const("backward_share")   # backward's share of compute: the overlap model's
+
+
 
 
 def transport(name):
-    """(alpha seconds, line fraction, overlap) of a transport, tcp or rdma, from CONSTANTS (the line
-    fraction before line_at caps it at a link rate)."""
-    return const("alpha_" + name) * 1e-6, const("line_" + name), const("overlap_" + name)
+    """(alpha seconds, line fraction) of a transport, tcp or rdma, from CONSTANTS (the line fraction
+    before line_at caps it at a link rate)."""
+    return const("alpha_" + name) * 1e-6, const("line_" + name)
 
 
 def line_at(name, frac, link_bps):

@@ -19,7 +19,8 @@ def bad(msg):
 
 
 PUB_SETUP = ["params", "bytes_per_param", "gpus_per_host", "hosts", "link_gbps", "transport", "intra_gbps", "single_gpu_rate",
-             "batch_per_gpu", "topology", "server_hosts", "baseline_gpus", "metric", "published"]
+             "batch_per_gpu", "topology", "server_hosts", "baseline_gpus", "metric", "framework", "published"]
+WORDS = ("transport", "topology", "metric", "framework")   # the setup's cells that are not numbers
 
 
 def read(path, flag, notes):
@@ -38,8 +39,8 @@ def read(path, flag, notes):
 
 
 def predict(path, flag, rows, assume, cores):
-    """(row, model, error, server cores, own overlap) of every row: its setup through the transport's
-    assumptions, or the row's own overlap where its source's training code states when the exchange starts."""
+    """(row, model, error, server cores, accumulation) of every row: its setup through the transport's
+    assumptions, its exchange under backward as its framework's buckets (costmodel.FRAMEWORKS)."""
     res = []
     for i, r in enumerate(rows, 1):
         who = "%s %s: row %s" % (flag, path, r["id"] or i)
@@ -48,9 +49,8 @@ def predict(path, flag, rows, assume, cores):
         for c in ["citation"] + PUB_SETUP:
             if not r[c].strip() and c != "intra_gbps":
                 bad("%s: no %s" % (who, c))
-        x = {c: fnum(r[c]) for c in PUB_SETUP if c not in ("transport", "topology", "metric")}
-        own = (r.get("overlap") or "").strip()   # empty or no column: the transport's
-        ov = fnum(own) if own else assume.get(r["transport"], [0, 0, 0])[2]
+        x = {c: fnum(r[c]) for c in PUB_SETUP if c not in WORDS}
+        fw = r["framework"].strip()
         # micro-batches per exchange, the row's and its baseline's: empty or no column, 1 (no accumulation)
         acc = [(r.get(c) or "").strip() or "1" for c in ("accumulation", "baseline_accumulation")]
         for c, v in zip(("accumulation", "baseline_accumulation"), acc):
@@ -62,7 +62,7 @@ def predict(path, flag, rows, assume, cores):
                            (not r["intra_gbps"].strip() and "intra_" + r["intra"] not in cm.CONSTANTS,
                             "no intra_gbps, and intra '%s' is no constant (psring model --constants)" % r["intra"]),
                            (r["metric"] not in ("efficiency", "speedup"), "metric '%s' is not efficiency or speedup" % r["metric"]),
-                           (ov is None or not 0 <= ov <= 1, "overlap '%s' is not a fraction in 0..1" % own),
+                           (fw not in cm.FRAMEWORKS, "framework '%s' has no bucket defaults (%s)" % (fw, ", ".join(cm.FRAMEWORKS))),
                            (not all(v is not None and (v >= 0 if c == "server_hosts" else v > 0) for c, v in x.items())
                             or any(x[c] % 1 for c in ("params", "gpus_per_host", "hosts", "server_hosts", "baseline_gpus")),
                             "a number is missing, not positive, or not a whole count")):
@@ -73,23 +73,23 @@ def predict(path, flag, rows, assume, cores):
             bad("%s: baseline_gpus %d is not one host's share or whole hosts of %d GPUs" % (who, b, G))
         c = cores.get(r["source"], 0)   # a source that says nothing of its servers: one core, after the link
 
-        def model(t, ov):   # the row's metric through transport t's assumptions and overlap ov
+        def model(t, fw):   # the row's metric through transport t's assumptions and framework fw's buckets
             al, frac = assume[t][:2]
-            frac = cm.line_at(t, frac, x["link_gbps"] * 1e9) if len(assume[t]) > 3 else frac   # a '# assume' line's is as it says
+            frac = cm.line_at(t, frac, x["link_gbps"] * 1e9) if len(assume[t]) > 2 else frac   # a '# assume' line's is as it says
             compute = x["batch_per_gpu"] / x["single_gpu_rate"]
             beta, beta_i = 8 / (x["link_gbps"] * 1e9 * frac), 8 / (x["intra_gbps"] * 1e9)
             per_gpu = lambda h, g, a: a * compute / cm.accumulated_step(a, r["topology"], h, g, x["params"] * x["bytes_per_param"], compute,
                                                                         al * 1e-6, beta, beta_i, cm.gamma_for(r["topology"]) * 1e-9, 0 if k else h, k,
-                                                                        cm.slice_bytes(cm.const("ps_slice_kib"), x["bytes_per_param"]), ov, server_cores=c)[0]
+                                                                        cm.slice_bytes(cm.const("ps_slice_kib"), x["bytes_per_param"]), fw, server_cores=c)[0]
             eff = per_gpu(H, G, acc[0]) / per_gpu(max(b // G, 1), min(b, G), acc[1])   # throughput per GPU against the baseline's
             return eff if r["metric"] == "efficiency" else eff * G * H / b
-        if (r.get("bound") or "").strip():   # a setup its source does not state: the range over its transports and overlaps
-            m = [model(t, o) for t in cm.TRANSPORTS for o in (0.0, assume[t][2])]
+        if (r.get("bound") or "").strip():   # a setup its source does not state: the range over transports, overlap or none
+            m = [model(t, f) for t in cm.TRANSPORTS for f in ("none", fw)]
             lo, hi, p = min(m), max(m), x["published"]
-            res.append((r, (lo, hi), max(lo - p, p - hi, 0.0) / p, c, own, acc[0]))
+            res.append((r, (lo, hi), max(lo - p, p - hi, 0.0) / p, c, acc[0]))
         else:
-            m = model(r["transport"], ov)
-            res.append((r, m, abs(m - x["published"]) / x["published"], c, own, acc[0]))
+            m = model(r["transport"], fw)
+            res.append((r, m, abs(m - x["published"]) / x["published"], c, acc[0]))
     return res
 
 
@@ -99,16 +99,15 @@ def bounded(res):
 
 
 def setup(r, c, acc):
-    return "%s H=%s G=%s %sG %s%s%s%s" % (r["topology"], r["hosts"], r["gpus_per_host"], r["link_gbps"], r["transport"],
-                                         " k=%s%s" % (r["server_hosts"], " c=%d" % c if c else "") if r["topology"] in cm.SERVERS_SUM else "",
-                                         " ov=%s" % (r.get("overlap") or "").strip() if (r.get("overlap") or "").strip() else "",
-                                         " acc=%d" % acc if acc > 1 else "")
+    return "%s H=%s G=%s %sG %s%s %s%s" % (r["topology"], r["hosts"], r["gpus_per_host"], r["link_gbps"], r["transport"],
+                                          " k=%s%s" % (r["server_hosts"], " c=%d" % c if c else "") if r["topology"] in cm.SERVERS_SUM else "",
+                                          r["framework"].strip(), " acc=%d" % acc if acc > 1 else "")
 
 
 def show(res):
     points, bounds = bounded(res)
     print("%-18s %-38s %-10s %9s %7s %7s" % ("id", "setup", "metric", "published", "model", "error"))
-    for r, model, err, c, own, acc in points:
+    for r, model, err, c, acc in points:
         print("%-18s %-38s %-10s %9s %7.4f %6.2f%%" % (r["id"][:18], setup(r, c, acc)[:38], r["metric"], r["published"], model, 100 * err))
     if points:
         worst = max(points, key=lambda t: t[2])
@@ -116,8 +115,8 @@ def show(res):
               % (100 * statistics.median(t[2] for t in points), 100 * worst[2], worst[0]["id"], len(points)))
     else:
         print("no point whose setup its source states: no error statistics")
-    for r, (lo, hi), err, c, own, acc in bounds:   # apart: no error statistic can hold a setup nobody stated
-        print("bound %s (%s; unstated: %s): model %.4f..%.4f over transports %s, overlap 0 or the transport's; published %s: %s"
+    for r, (lo, hi), err, c, acc in bounds:   # apart: no error statistic can hold a setup nobody stated
+        print("bound %s (%s; unstated: %s): model %.4f..%.4f over transports %s, no overlap or its framework's; published %s: %s"
               % (r["id"], setup(r, c, acc), r["bound"].strip(), lo, hi, "/".join(cm.TRANSPORTS), r["published"],
                  "inside" if err == 0 else "OUTSIDE by %.2f%%" % (100 * err)))
     groups = {}
@@ -131,7 +130,7 @@ def show(res):
 
 def note_lines(notes):
     """(line, its stripped fields) of each '# assume' and '# server' line of a points file."""
-    return [(line, [x.strip() for x in line[1:].split(",", 5 if kind == "assume" else 3)])
+    return [(line, [x.strip() for x in line[1:].split(",", 4 if kind == "assume" else 3)])
             for line in notes for kind in [line[1:].split(",", 1)[0].strip()] if kind in ("assume", "server")]
 
 
@@ -139,14 +138,14 @@ def compare(path, check=None):
     """(res, check's res or None): the model beside every published point of PATH; then, apart, the
     points of CHECK through PATH's assumptions (Horovod's own figures: they set nothing, so they test it)."""
     notes, cores = [], {}
-    # alpha in us; a fourth item: the constants' line fraction, capped at a link rate by cm.line_at
+    # alpha in us; a third item: the constants' line fraction, capped at a link rate by cm.line_at
     assume = {t: [v * 1e6 if i == 0 else v for i, v in enumerate(cm.transport(t))] + ["constants"] for t in cm.TRANSPORTS}
     rows = read(path, "--published", notes)
     for line, f in note_lines(notes):
-        if f[0] == "assume":   # '# assume,TRANSPORT,ALPHA_US,LINE_FRACTION,OVERLAP,WHERE', fixed before comparing
-            v = [fnum(x) for x in f[2:5]] if len(f) == 6 else [None]
-            if None in v or not (v[0] >= 0 and 0 < v[1] <= 1 and 0 <= v[2] <= 1):
-                bad("--published %s: '%s' is not '# assume,TRANSPORT,ALPHA_US,LINE_FRACTION (0..1],OVERLAP [0..1],WHERE'" % (path, line))
+        if f[0] == "assume":   # '# assume,TRANSPORT,ALPHA_US,LINE_FRACTION,WHERE', fixed before comparing
+            v = [fnum(x) for x in f[2:4]] if len(f) == 5 else [None]
+            if None in v or not (v[0] >= 0 and 0 < v[1] <= 1):
+                bad("--published %s: '%s' is not '# assume,TRANSPORT,ALPHA_US,LINE_FRACTION (0..1],WHERE'" % (path, line))
             assume[f[1]] = v
         else:   # '# server,SOURCE,CORES,WHERE': that source's servers sum on CORES threads, pipelined
             c = fnum(f[2]) if len(f) == 4 else None
