@@ -57,6 +57,19 @@ n = 100 * 2 ** 20
 want = {"ddp": (4, True), "horovod": (2, True), "byteps": (26, False), "tf-ps": (math.inf, False), "none": (1, False)}
 assert {f: cm.buckets(f, n) for f in cm.FRAMEWORKS} == want, {f: cm.buckets(f, n) for f in cm.FRAMEWORKS}
 assert cm.buckets("horovod", n, 10 * 2 ** 20) == (10, True), "a bucket size given"
+# shares in release order: 10 s of exchange under 6 s of backward, 0.75 then 0.25: the first ready at 4.5 s and
+# done at 12, the second ready at 6, done at 14.5: 8.5 s exposed
+close(cm.exposed(10, 6, [0.75, 0.25]), 8.5, "two unequal buckets")
+# this trainer's --overlap on 784-768-768-768-10, the layers last first (7690, 590592, 590592, 602880 parameters):
+# the PS a layer each; the ring fuses until a bucket holds 4 MiB of float32 (1048576): 1188874, then 602880
+n = 1791754
+assert cm.release("784,768,768,768,10", "ps") == [7690 / n, 590592 / n, 590592 / n, 602880 / n], cm.release("784,768,768,768,10", "ps")
+assert cm.release("784,768,768,768,10", "ring") == [1188874 / n, 602880 / n], cm.release("784,768,768,768,10", "ring")
+# a demo row run with --overlap (--compare): the ring on 4 hosts, T = 6 alpha + 1.5 x 4n beta = 10.8105 ms; backward
+# 20 ms makes the first bucket by 13.27 ms, which ends at 20.44 ms, after backward: T - 20 ms x 602880 / n exposed
+row = dict(topology="ring", workers="4", servers="0", server_hosts="0", params=str(n), fp16="0", layers="784,768,768,768,10", overlap="1")
+T = cm.ring_time(4, 4 * n, 1e-5, 1e-9, 0.0)
+close(cm.row_time(row, {"alpha_s": 1e-5, "beta_s_per_byte": 1e-9, "gamma_s_per_byte": 0.0}, 0.03)[1], T - 0.02 * 602880 / n, "--compare, --overlap")
 try:
     cm.buckets("mxnet", n); raise AssertionError("mxnet has buckets")
 except ValueError as e:

@@ -139,7 +139,7 @@ def row_time(r, cal, compute_s, samples=()):
     workers, servers, server_hosts, params, fp16, ps_chunk_kb, sync, staleness, straggler) on
     compute_s, one worker's step alone. BytePS' placement (--byteps k: --servers N + k, k server
     hosts) puts x* on the k; under ssp the workers never meet (a sample budget): the slowest's pace.
-    --overlap (overlap 1) sends each layer's gradient once backward has made it: a bucket a layer."""
+    --overlap (overlap 1): its buckets (release) under backward."""
     N, k = int(r["workers"]), int(r.get("server_hosts") or 0)
     per = 2 if r.get("fp16") == "1" else 4
     n = float(r["params"]) * per
@@ -147,7 +147,7 @@ def row_time(r, cal, compute_s, samples=()):
     x = byteps_x(N, k) if k > 0 and int(r.get("servers") or 0) == N + k else None
     return step_time(r["topology"], N, n, c, compute_s, 0 if k > 0 else int(r.get("servers") or 0), k, r.get("sync") or "bsp",
                      int(r.get("staleness") or 0), float(r.get("straggler") or 1) or 1, samples=samples, sync_every=0, x=x,
-                     buckets=len(str(r.get("layers") or "").split(",")) - 1 if r.get("overlap") == "1" else 1)
+                     buckets=release(r["layers"], r["topology"]) if r.get("overlap") == "1" else 1)
 
 
 # ---- at cluster scale: H hosts of G GPUs each (N = G H), beta_i one GPU's intra-host link -------
@@ -185,16 +185,13 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
           down log2 H plus a chain of G inside the host, is paid once:
           2(log2 H + G-1) alpha + 2 n max(beta, beta_i) + n gamma
     ps    BytePS' setting (Jiang et al., OSDI 2020): the host's G GPUs reduce into one copy, which
-          its NIC pushes and pulls, pipelined with the push by partitions: ps_time over H hosts,
-          or the intra-host reduce and broadcast 2(G-1)/G n beta_i where that is longer.
-          server_cores c = 0: a server sums on the core that also runs its link, after it (ps_time,
-          as the demo's 1-core hosts do). c > 0: BytePS' server (Jiang et al. sum on CPUs with AVX;
-          github.com/bytedance/byteps byteps/server/server.cc, as of c1b20f8, 2019-11-29, the commit
-          that published its BERT-large point, answers a push at once and queues its sum, a slice
-          of at most BYTEPS_PARTITION_BYTES, to one of BYTEPS_SERVER_ENGINE_THREAD engine threads,
-          4 by default, docs/env.md), so the sums run while the link carries the next slices:
-          latency + max(link, summed gamma / c) + one slice through the faster stage (the last
-          slice's sum, or the first slice's arrival)
+          its NIC pushes and pulls, pipelined by partitions: ps_time over H hosts, or the intra-host
+          reduce and broadcast 2(G-1)/G n beta_i where longer. server_cores c = 0: a server sums on
+          its link's core, after it (ps_time; the demo's 1-core hosts). c > 0: BytePS' server
+          (bytedance/byteps c1b20f8, 2019-11-29, byteps/server/server.cc: a push answered at once,
+          its sum queued to one of BYTEPS_SERVER_ENGINE_THREAD threads, 4 by default) sums while
+          the link carries the next slices: latency + max(link, summed gamma / c) + one slice
+          through the faster stage
     byteps  the ps with BytePS' placement (Jiang et al., section 3.2): a server on every worker host, and
           the k spare hosts hold the share x* = byteps_x(H, k) of the gradient (k = 0: the colocated
           servers alone; k >= H: x* = 1, the ps on k server hosts)"""
@@ -233,14 +230,31 @@ def ps_parts(H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, serve
 
 
 def exposed(total, backward, buckets=1):
-    """Seconds of an exchange of total seconds that backward (seconds) leaves exposed, the gradients
-    appearing evenly over backward in m equal buckets, bucket j ready at j backward / m, each
-    exchanged in total / m, back to back: the last one ends at the latest of backward + total / m
-    (the last bucket) and backward / m + total (the queue never drained). m = 1: all of it; m
-    unbounded (pieces too small to count): what outlasts backward."""
-    if math.isinf(buckets):
+    """Seconds of a total-second exchange that backward leaves exposed, gradients appearing evenly: m equal
+    buckets or each one's share in release order, each sent once backward has made it, in its share of total,
+    back to back; unbounded m (pieces too small to count): what outlasts backward."""
+    if buckets == math.inf:
         return max(total - backward, 0.0)
-    return max(total / buckets, total - backward * (buckets - 1) / buckets)
+    end, made = 0.0, 0.0
+    for share in [1 / buckets] * buckets if isinstance(buckets, int) else buckets:
+        made += share
+        end = max(end, backward * made) + total * share
+    return max(end - backward, 0.0)
+
+
+def release(layers, topology):
+    """Each bucket's share of the gradient as this trainer's --overlap sends them, the --layers last first:
+    the PS a layer at a time, the ring fusing layers until a bucket holds --bucket-mb (ring_overlap.c)."""
+    dims = [int(x) for x in str(layers).split(",")]
+    sizes = [a * b + b for a, b in zip(dims, dims[1:])][::-1]
+    if topology == "ps":
+        return [x / sum(sizes) for x in sizes]
+    cap, out, open_ = const("bucket_ring_mib") * 2 ** 20 / 4, [], 0
+    for x in sizes:
+        open_ += x
+        if open_ >= cap:
+            out, open_ = out + [open_], 0
+    return [x / sum(sizes) for x in out + [open_] * (open_ > 0)]
 
 
 # ---- when the exchange starts: one overlap model, a framework's buckets (name: its bucket's constant
@@ -276,9 +290,8 @@ def cluster_step(topo, H, G, n, compute_s, alpha, beta, beta_i, gamma, S=0, k=0,
 
 
 def accumulated_step(accumulation, topo, H, G, n, compute_s, *args, **kw):
-    """cluster_step when each exchange follows `accumulation` micro-batches of compute_s each (gradient
-    accumulation): the first accumulation - 1 only add into the gradients, so only the last one's backward can
-    hide the exchange. (step, exchange, exposed, parts) seconds; the step is accumulation micro-batches long."""
+    """cluster_step when each exchange follows `accumulation` micro-batches of compute_s (gradient accumulation):
+    only the last one's backward can hide the exchange; the step is accumulation micro-batches long."""
     step, total, ex, parts = cluster_step(topo, H, G, n, compute_s, *args, **kw)
     return step + (accumulation - 1) * compute_s, total, ex, parts
 
@@ -325,6 +338,7 @@ CONSTANTS = {
                        "horovod/tensorflow/mpi_ops.cc); its loop slept 100 ns a cycle: HOROVOD_CYCLE_TIME's 5 ms came in 92454da (2018-06-02)"),
     "partition_byteps": (4096000 / 2 ** 20, "MiB", "cited: BytePS' partition, BytePSGlobal::_partition_bytes = 4096000 "
                          "(bytedance/byteps byteps/common/global.cc, 2019; BYTEPS_PARTITION_BYTES overrides it)"),
+    "bucket_ring_mib": (4.0, "MiB of float32", "cited: this trainer's ring --bucket-mb default (src/ring/ring_topology.c)"),
     "ps_slice_kib": (1024, "KiB of float32", "cited: this trainer's --ps-chunk-kb default, PS_CHUNK_KB_DEFAULT "
                      "(src/ps/ps_topology.c); every published PS row takes it (BytePS' run used 4096000 B partitions)"),
     "intra_default": (1000.0, "Gbit/s a direction", "assumed: --predict's NVLink-class intra-host link, a round figure "

@@ -83,10 +83,10 @@ def exchange_s(d, N, n, cal):
     return cm.ps_time(N, n, a, b, g, S=N + d.k, k=d.k, x=cm.byteps_x(N, d.k), slice_bytes=sl)
 
 
-def exposed_s(d, ex, compute, nlayers):
-    """What backward leaves of an exchange: all of it without --overlap; with it, the layers'
-    gradients as equal buckets (cm.exposed), each sent once backward has made it."""
-    return cm.exposed(ex, cm.BACKWARD_SHARE * compute, buckets=nlayers) if d.overlap else ex
+def exposed_s(d, ex, compute, spec):
+    """What backward leaves of an exchange: all of it without --overlap; with it, the trainer's
+    buckets of the layers spec (cm.release), each sent once backward has made it."""
+    return cm.exposed(ex, cm.BACKWARD_SHARE * compute, cm.release(spec, d.topology)) if d.overlap else ex
 
 
 def dilation(d, N, Dmax=16, rate="1gbit"):
@@ -107,7 +107,7 @@ def predict(W, cal):
     for N in Ns:
         for d in (d for d in DESIGNS if runs_at(d, N)):
             ex = exchange_s(d, N, n, cal)
-            ed = exposed_s(d, ex, c, len(spec.split(",")) - 1)
+            ed = exposed_s(d, ex, c, spec)
             D = dilation(d, N)
             # start-up, the fp32 parameters' first sync (twice the fp16 exchange's bytes), the steps, the test images
             wall = START_S + D * (SLOWDOWN * (2 * ex + STEPS * (c + ed)) + 2.0 * P * TEST / FLOP_RATE)
