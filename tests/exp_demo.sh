@@ -368,9 +368,12 @@ link_dir = os.path.join(out, "links")
 os.makedirs(link_dir)
 busy = {"ring": lambda N: 2 * (N - 1) / N * n, "ps, 1 server host": lambda N: N * n,
         "ps, N/2 colocated": lambda N: (N + N // 2 - 2) * n / (N // 2), "ps, N colocated": lambda N: 2 * (N - 1) / N * n}
+busy_k = lambda k: max(n, 4 * n / k)   # noqa: E731  k server hosts at N = 4
 for r in results.read_rows(csv_path):   # the fixture, its links measured 4-6% over the formula
     if r["label"] in busy and int(r["workers"]) > 1:
         r["link_busiest_bytes"] = "%.0f" % (busy[r["label"]](int(r["workers"])) * (1.03 + 0.01 * int(r["repeat"])))
+    if r["label"] == "ps, k server hosts":
+        r["link_busiest_bytes"] = "%.0f" % (busy_k(int(r["server_hosts"])) * (1.03 + 0.01 * int(r["repeat"])))
     results.append_row(os.path.join(link_dir, "demo.csv"), cols, r)
 with contextlib.redirect_stdout(io.StringIO()):
     figures.figures(link_dir, os.path.join(link_dir, "demo.csv"), os.path.join(link_dir, "none.epochs.csv"),
@@ -384,6 +387,18 @@ for i, lab in enumerate(["ring", "ps, 1 server host", "ps, N/2 colocated", "ps, 
         want = busy[lab](int(g[0])) / 1e6
         assert abs(f[1] - want) < 1e-9 and abs(g[1] / want - 1.05) < 1e-3 and abs(g[2] / want - 1.04) < 1e-3 \
             and abs(g[3] / want - 1.06) < 1e-3, (lab, g, f)
+# at each N the designs side by side (the ring and N colocated shards carry the same bytes: not one on the
+# other), each point on its formula's dashed line; the k-server sweep at N = 4 beside them, each k on max(n, 4n/k)
+for N in (2, 4, 8):
+    xs_at = sorted(l[4] for i in range(4) for l in L("lb%d.dat" % i) if l[0] == N)
+    assert len(xs_at) == 4 and all(b - a > 0.2 for a, b in zip(xs_at, xs_at[1:])) and abs(sum(xs_at) / 4 - N) < 0.6, (N, xs_at)
+    for i in range(4):
+        assert [l[2] for l in L("lf%d.dat" % i) if l[0] == N] == [l[4] for l in L("lb%d.dat" % i) if l[0] == N], (i, N)
+kb, kf = L("lbk.dat"), L("lfk.dat")
+assert [l[0] for l in kb] == [4, 4, 4] and all(abs(l[1] - busy_k(k) / 1e6) < 1e-6 for l, k in zip(kf, (2, 3, 4))), (kb, kf)
+assert all(abs(g[1] / f[1] - 1.05) < 1e-3 for g, f in zip(kb, kf)), (kb, kf)
+body = open(os.path.join(link_dir, "demo-data", "bytes.png.gp")).read()
+assert "set xtics ('2' 2, '4' 4, '8' 8)" in body and "k=2" in open(os.path.join(link_dir, "demo-data", "lk.dat")).read(), body
 svg = open(os.path.join(link_dir, "bytes.svg")).read()
 assert figures.QUESTION["bytes"] in svg and "busiest link, busier direction (MB per step)" in svg and "headers included" in svg
 # the crossover is the k from which every larger k also exchanges faster than the ring

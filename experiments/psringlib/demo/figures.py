@@ -141,26 +141,39 @@ def payload_figure(rows, drawn, labels, Ns, n, write, key_only, regime, xs):
 def links_figure(rows, drawn, labels, Ns, n, write, key_only, regime, xs):
     """bytes on emulated hosts: what crossed the busiest host's link per step in its busier
     direction (link_busiest_bytes: the veths' counters over the steps, TCP/IP headers included),
-    each design beside its formula (busiest: ring 2(N-1)/N n, one server N n, S colocated
-    (N+S-2) n / S)"""
-    lb = stats.aggregate(rows, lambda r: float(r["link_busiest_bytes"]) / 1e6, by_label_n,
-                         lambda r: base_rows(r) and bool(r.get("link_busiest_bytes")))
-    pl = [key_only("dotted: the formula's bytes on the busiest link, each way", dt=3)] if n else []
-    for lab in drawn:
-        at = [N for N in Ns if (lab, N) in lb]
-        if not at:
-            continue
-        i = labels.index(lab)
-        pl.append(gnuplot.curve(lab, COLORS[lab], write("lb%d.dat" % i, [(N,) + lb[(lab, N)][:3] for N in at]), "1:2:3:4",
-                             "yerrorlines"))
-        form = [(N, b[2] / 1e6) for N in at if N > 1 and n and (b := busiest(lab, N, n))]
+    each design's points beside its formula (busiest: ring 2(N-1)/N n, one server N n, S colocated
+    (N+S-2) n / S, k server hosts max(n, N n / k)), a dashed line the points do not cover. Only the
+    N whose links were counted; at each the designs a little apart, as the ring and N colocated
+    shards send the same bytes; the k-server sweep at N = 4, a point for each k."""
+    link = lambda r: float(r["link_busiest_bytes"]) / 1e6   # noqa: E731
+    lb = stats.aggregate(rows, link, by_label_n, lambda r: base_rows(r) and bool(r.get("link_busiest_bytes")))
+    ks = stats.aggregate(rows, link, lambda r: r["_k"], lambda r: k_sweep_row(r) and r["_k"] > 1 and bool(r.get("link_busiest_bytes")))
+    series = [(lab, [(N, lb[(lab, N)], busiest(lab, N, n)) for N in Ns if (lab, N) in lb]) for lab in drawn]
+    series = [x for x in series if x[1]]
+    if ks:   # N = 4, one point a k: its formula max(n, N n / k)
+        series.insert(0, ("ps, k server hosts", [(4, ks[k], ("ps", dict(k=k), cm.ps_bytes(4, n, k=k)), k) for k in sorted(ks)]))
+    at = sorted({p[0] for _, pts in series for p in pts})
+    slots = [(lab, p) for lab, pts in series for p in pts]
+    pl = [key_only("dashed: the formula's bytes on the busiest link, each way", dt=2)] if n else []
+    for lab, pts in series:
+        i = labels.index(lab) if lab in labels else "k"   # lb0.dat: the first label's; lbk.dat: the k sweep's
+        xy = []
+        for p in pts:   # apart at its N: the j-th of the m points there
+            there = [q for q in slots if q[1][0] == p[0]]
+            j = there.index((lab, p))
+            xy.append((p[0],) + p[1][:3] + (p[0] + 0.25 * (j - (len(there) - 1) / 2),) + ((p[3],) if len(p) > 3 else ()))
+        title = lab + (" (N = 4; k = %s)" % ", ".join(str(p[3]) for p in pts) if lab == "ps, k server hosts" else "")
+        pl.append(gnuplot.curve(title, COLORS[lab], write("lb%s.dat" % i, [x[:5] for x in xy]), "5:2:3:4", "yerrorbars"))
+        form = [(x[0], p[2][2] / 1e6, x[4]) for x, p in zip(xy, pts) if n and p[2] and x[0] > 1]
         if form:
-            pl.append(gnuplot.curve("", COLORS[lab], write("lf%d.dat" % i, form), "1:2", dt=3, lw=1.5))
-    top = max([v[2] for v in lb.values()] + [0])
+            pl.append(gnuplot.curve("", COLORS[lab], write("lf%s.dat" % i, form), "3:2", dt=2, lw=2))
+        if lab == "ps, k server hosts":
+            pl.append(gnuplot.curve("", COLORS[lab], write("lk.dat", [(x[4], x[1], "k=%d" % x[5]) for x in xy]), "1:2:3", "labels"))
+    top = max([v[2] for v in lb.values()] + [v[2] for v in ks.values()] + [0])
     return gnuplot.lines_figure(QUESTION["bytes"], "busiest link, busier direction (MB per step)", pl,
-                             yrange="[0:%g]" % (1.5 * top) if top else "[0:*]",
-                             subtitle=[regime, "measured at the hosts' links over the training steps,"
-                                       " TCP/IP headers included"], **xs)
+                             yrange="[0:%g]" % (1.5 * top) if top else "[0:*]", xtics=at, xrange=(min(at) - 1.5, max(at) + 1.5) if at else None,
+                             xlabel=xs["xlabel"], subtitle=[regime, "measured at the hosts' links over the training steps, TCP/IP"
+                                                            " headers included; at each N the designs side by side"])
 
 
 def figures(out, csv_path, ep_path, cal_path, o):
