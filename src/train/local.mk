@@ -9,7 +9,7 @@ bin_PROGRAMS += psring-train
 # added by each topology's local.mk) sit in the program: the trainer's library stays free of them.
 # train.c is main, run.c a run's set-up and teardown, loop.c the step and its drivers, report.c
 # the summary and the CSV row; they call model_ops.c, so they sit in the program with it
-TRAIN_PROGRAM_SOURCES = src/train/train.c src/train/run.c src/train/loop.c src/train/report.c \
+TRAIN_PROGRAM_SOURCES = src/train/train.c src/train/run.c src/train/loop.c src/train/report.c src/train/snapshots.c \
   src/train/topology_list.c src/exchange/model_ops.c
 psring_train_SOURCES = $(TRAIN_PROGRAM_SOURCES) $(TOPOLOGY_SOURCES)
 psring_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS)
@@ -17,14 +17,14 @@ psring_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS)
 # GPU libraries (empty without CUDA, see src/ring/local.mk) before them, CUDA's own after everything
 psring_train_LDADD = $(PSRING_CUDA_FIRST) $(PSRING_LIBS) $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) \
   -lpthread -lm $(PSRING_CUDA_LAST)
-noinst_HEADERS += src/exchange/model_ops.h src/train/run.h
+noinst_HEADERS += src/exchange/model_ops.h src/train/run.h src/train/snapshots.h
 # every library a psring binary links, in link order (for tests and benchmarks too)
 PSRING_LIBS = src/train/libtrain.a $(TOPOLOGY_LIBS) src/exchange/libexchange.a src/model/libmodel.a \
   src/data/libdata.a src/common/libcommon.a
 PSRING_EXTERNAL_LIBS = $(MPI_LIBS) $(ZMQ_LIBS) $(BLAS_LIBS) $(ZLIB_LIBS) -lpthread -lm
 # --device: everywhere (refusals), and the GPU-vs-CPU training comparison (SKIP without a GPU)
-TESTS += tests/train_device.sh
-EXTRA_DIST += tests/train_device.sh tests/train_cuda.sh
+TESTS += tests/train_device.sh tests/train_snapshots.sh
+EXTRA_DIST += tests/train_device.sh tests/train_cuda.sh tests/train_snapshots.sh
 if HAVE_CUDA
 TESTS += tests/train_cuda.sh
 endif

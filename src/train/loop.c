@@ -107,6 +107,7 @@ double run_step(run_t *r, int micro, run_draw_fn draw, void *src) {
     exchange_step(r, lr);
     r->step++;
     r->pt.train_total += timer_now() - t0;
+    snapshots_take(&r->snaps, r);   /* off the step's time, and off the run's clock */
     if (r->step == o->timing_skip) timing_mark(r);
     loss = step_loss(r, loss, lr);
     slow_down(o, r->ex->rank);
@@ -137,6 +138,12 @@ static void epoch_report(run_t *r, int epoch, double ep_loss, long ep_steps, dou
     if (r->ex->ops->average(r->ex, v, 1) != 0) die("averaging the epoch loss failed");
     r->last_loss = v[0];
     double ep_time = timer_now() - ep_t0;
+    if (r->snaps.every) {   /* tested afterwards, on the copies (snapshots.h): no test here */
+        if (!o->quiet)
+            printf0("epoch %3d/%d  step %7ld  loss %.4f  samples/s %9.0f  elapsed %.1fs\n", epoch + 1, o->epochs, r->step,
+                    r->last_loss, (double)ep_steps * (double)r->global_batch / ep_time, timer_now() - r->wall0);
+        return;
+    }
     r->test_acc = run_evaluate(r);
     if (!o->quiet)
         printf0("epoch %3d/%d  step %7ld  loss %.4f  test %.2f%%  samples/s %9.0f  elapsed %.1fs\n", epoch + 1, o->epochs,
@@ -198,7 +205,7 @@ static int budget_draw(run_t *r, void *p, const uint32_t **idx) {
  * over the workers would make them meet) */
 static void budget_epoch_report(run_t *r, int done, double mean, long ep_samples, double ep_t0) {
     double ep_time = timer_now() - ep_t0;
-    if (r->o->quiet || r->ex->rank != 0) return;
+    if (r->o->quiet || r->ex->rank != 0 || r->snaps.every) return;   /* with copies: tested afterwards */
     double acc = r->test.count ? run_correct_in(r, &r->test, 0, r->test.count) / r->test.count : 0;
     printf0("epoch %3d (worker 0)  step %7ld  loss %.4f  test %.2f%%  samples/s %9.0f  elapsed %.1fs\n", done, r->step,
             mean, 100.0 * acc, (double)ep_samples / ep_time, timer_now() - r->wall0);

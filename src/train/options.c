@@ -91,6 +91,11 @@ static const opttab_row_t tail_rows[] = {
     OPT_INT("log-every", AT(log_every), 1, 1L << 30, "must be an integer >= 1", OPT_AGREE, "--log-every N", "print the loss every N steps (default: per epoch)"),
     OPT_PATH("loss-log", AT(loss_log), OPT_AGREE_SET, "--loss-log FILE", "write \"step,loss\" for every step (loss averaged over workers)"),
     OPT_PATH("dump-params", AT(dump_params), OPT_PER_RANK, "--dump-params FILE", "write the final parameters as raw float32"),
+    /* on or off must agree: with copies the epochs' tests, a collective, are left out */
+    OPT_LONG("snapshot-every", AT(snapshot_every), 1, 1L << 30, "must be an integer >= 1", OPT_AGREE, "--snapshot-every K --snapshots FILE",
+            "worker 0 copies its parameters at step 0 and every K steps (the copies' time off the clock), writes them to FILE after training; no test at epoch ends"),
+    OPT_PATH("snapshots", AT(snapshots), OPT_AGREE_SET, NULL, NULL),
+    OPT_PATH("eval-snapshots", AT(eval_snapshots), OPT_PER_RANK, "--eval-snapshots FILE", "test every copy in FILE (--topology local): \"step,elapsed_s,test_accuracy\" on stdout"),
     OPT_FLAG("quiet", AT(quiet), OPT_PER_RANK, "--quiet", "only errors and the final summary"),
     OPT_PATH("timeline", AT(timeline), OPT_PER_RANK, "--timeline FILE", "Chrome-trace JSON of every process's phases (Perfetto, chrome://tracing)"),
     /* on or off must agree: rank 0 would wait for arrival reports never sent */
@@ -264,6 +269,9 @@ static int check_trainer(options_t *o, const given_t *g, int ng, char *err, size
         FAIL("--beta1, --beta2 and --eps apply to --optimizer adam only");
     if (was_given(g, ng, "lars-eta") && o->optimizer != OPTIM_LARS)
         FAIL("--lars-eta applies to --optimizer lars only");
+    if (!o->snapshot_every != !o->snapshots[0]) FAIL("--snapshot-every and --snapshots go together");
+    if (o->eval_snapshots[0] && (o->snapshots[0] || strcmp(o->topology->name, "local") != 0))
+        FAIL("--eval-snapshots tests copies on one process: --topology local, without --snapshots");
     if (o->describe_np && !o->describe) FAIL("--describe-np goes with --describe");
     if (o->describe_workers && !o->describe) FAIL("--describe-workers goes with --describe");
     if (o->describe_np && o->describe_workers) FAIL("give --describe-np or --describe-workers, not both");
@@ -278,7 +286,7 @@ static int check_trainer(options_t *o, const given_t *g, int ng, char *err, size
 static int check_outputs(const options_t *o, char *err, size_t errlen) {
     const struct { const char *flag, *path; int beside; } outs[] = {
         { "--csv", o->csv, 0 }, { "--checkpoint", o->checkpoint, 1 }, { "--dump-params", o->dump_params, 0 },
-        { "--timeline", o->timeline, 1 }, { "--loss-log", o->loss_log, 0 } };
+        { "--timeline", o->timeline, 1 }, { "--loss-log", o->loss_log, 0 }, { "--snapshots", o->snapshots, 0 } };
     topology_launch_t l = {0};
     o->topology->launch(o->topo_cfg, &l);
     const char *rank = getenv("OMPI_COMM_WORLD_RANK");
@@ -312,6 +320,8 @@ static int check_files(const options_t *o, char *err, size_t errlen) {
         FAIL("--data %s: no such directory (fetch MNIST with experiments/get-mnist)", o->data_dir);
     if (o->resume[0] && stat(o->resume, &st) != 0)
         FAIL("--resume %s: no such file", o->resume);
+    if (o->eval_snapshots[0] && (stat(o->eval_snapshots, &st) != 0 || !S_ISREG(st.st_mode)))
+        FAIL("--eval-snapshots %s: no such file", o->eval_snapshots);
     return check_outputs(o, err, errlen);
 }
 

@@ -44,6 +44,9 @@ typedef struct {
     int log_every;           /* steps between loss lines, 0 = per epoch only */
     char loss_log[1024];     /* per-step loss trace "step,loss" (rank 0), for equivalence tests */
     char dump_params[1024];  /* write final parameters (raw floats) here, rank 0 */
+    long snapshot_every;     /* steps between worker 0's copies of its parameters, 0 = none */
+    char snapshots[1024];    /* ... written here after training (snapshots.h) */
+    char eval_snapshots[1024];   /* test every copy in this file instead of training */
     /* Horovod-style data parallelism */
     int scaling;             /* scaling_t */
     int lr_scale;            /* --lr-scale: 0 linear (lr *= global_batch / batch), 1 none */

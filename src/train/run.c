@@ -137,6 +137,8 @@ void run_start(run_t *r) {
     r->overlap = ex->ops->grad_ready != NULL;   /* the exchange overlaps: it takes layers as they finish */
     r->warm = o->timing_skip == 0;
     r->wall0 = timer_now();
+    snapshots_init(&r->snaps, o->snapshot_every, r->nparams);
+    snapshots_take(&r->snaps, r);   /* the first point: the parameters before any step */
     r->next_epoch = r->start_epoch;   /* where a checkpoint written before any step resumes */
     r->next_batch = r->start_batch;
     model_zero_grad(&r->md);
@@ -216,10 +218,12 @@ void run_finish(run_t *r) {
     r->test_acc = run_evaluate(r);
     if (o->checkpoint[0]) run_checkpoint(r);
     if (o->dump_params[0] && ex->rank == 0) write_raw(o->dump_params, r->m.params, r->nparams);
+    if (o->snapshots[0] && ex->rank == 0) snapshots_write(&r->snaps, o->snapshots);
 }
 
 /* everything the set-up made; the exchange is the caller's (it outlives the run) */
 void run_free(run_t *r) {
+    snapshots_free(&r->snaps);
     accel_share_free(&r->accel);
     free(r->state);
     model_free(&r->md);

@@ -17,6 +17,7 @@
 #include "train/checkpoint.h"
 #include "exchange/model_ops.h"
 #include "common/accel_share.h"
+#include "train/snapshots.h"
 
 /* per-phase wall time of this worker, seconds */
 typedef struct { double data, compute, train_total; } phase_times_t;
@@ -25,7 +26,7 @@ typedef struct { double data, compute, train_total; } phase_times_t;
  * scaled by 1/K (the mean over micro-batches) before the exchange may send it. */
 typedef struct { exchange_t *ex; float *grads; float scale, lr; } grad_ready_ctx_t;
 
-typedef struct {
+typedef struct run {
     const options_t *o;
     exchange_t *ex;
     /* the shape of a step: N workers x b samples per micro-batch x K micro-batches */
@@ -65,6 +66,8 @@ typedef struct {
     double wall0, wall;
     /* an emulated GPU host (psring cluster --kinds gpu): compute on its own CPU share */
     accel_share_t accel;
+    /* --snapshot-every: worker 0's copies of its parameters, tested after the run (snapshots.h) */
+    snapshots_t snaps;
 } run_t;
 
 /* run.c: set-up, the shared pieces of a step, the end of training, teardown */

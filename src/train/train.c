@@ -73,6 +73,14 @@ static void end_worker(run_t *r, exchange_t *ex) {
         die_at(NULL, 0, 1, "%s", err);
 }
 
+/* --eval-snapshots: the copies tested, and nothing trained */
+static int eval_snapshots(run_t *r, exchange_t *ex) {
+    snapshots_eval(r, r->o->eval_snapshots);
+    run_free(r);
+    exchange_free(ex);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     options_t o;
     int rc = parse_options(&o, argc, argv);
@@ -85,12 +93,13 @@ int main(int argc, char **argv) {
     exchange_t *ex = start_process(&o);
     if (!ex) return 1;
     if (!ex->is_worker) return serve(ex);
-    if (blaslog[0] && !o.quiet) printf0("%s\n", blaslog);
+    if (blaslog[0] && !o.quiet && !o.eval_snapshots[0]) printf0("%s\n", blaslog);   /* --eval-snapshots: its CSV alone */
 
     run_t r;
     run_shape(&r, &o, ex);
     run_load_data(&r);
     run_build_model(&r);
+    if (o.eval_snapshots[0]) return eval_snapshots(&r, ex);
     run_resume(&r);
     run_sync(&r);
     run_start(&r);
