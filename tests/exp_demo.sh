@@ -16,14 +16,12 @@ import io, contextlib, os, re, shlex, signal, sys
 sys.path.insert(0, sys.argv[1])
 from psringlib import results
 from psringlib.demo import figures, hosts, plan, runs, verdict
-# the trainer's epoch lines the time-to-accuracy figure reads: BSP's, and worker 0's own under a
-# sample budget (async, SSP); a step line is not one
-got = [runs.EPOCH_RE.match(l) for l in (
-    "epoch   2/4  step      64  loss 0.2961  test 91.28%  samples/s     19179  elapsed 0.8s",
-    "epoch   1 (worker 0)  step      32  loss 1.5386  test 63.76%  samples/s      6612  elapsed 0.5s",
-    "  step 32  loss 1.5386  lr 0.06 (worker 0)")]
-assert got[0].groups() == ("2", "0.2961", "91.28", "0.8") and got[1].groups() == ("1", "1.5386", "63.76", "0.5") \
-    and got[2] is None, [g and g.groups() for g in got]
+# the trainer's summary line the time-to-accuracy figure ends each curve with; an epoch line is not one
+got = [runs.END_RE.match(l) for l in (
+    "summary: ps, 4 workers, global batch 4096: test accuracy 90.50%, final loss 0.3753, 134799 samples/s, step 30.458 ms = "
+    "data 0.353 + compute 25.688 + exchange 4.353 (wait 0.000) + optimizer 0.188 (+ other), wall 1.2s",
+    "epoch   2/4  step      64  loss 0.2961  samples/s     19179  elapsed 0.8s")]
+assert got[0].group("acc", "loss", "elapsed") == ("90.50", "0.3753", "1.2") and got[1] is None, got
 # the dilation correction
 raw = {c: "80" for c in runs.TIMES}
 raw.update(wall_s="16", samples_per_s="1000", topology="ring")
@@ -166,20 +164,33 @@ assert count("t10k-images-idx3-ubyte") == count("t10k-labels-idx1-ubyte") == 4 a
 open(os.path.join(dst, "train-labels-idx1-ubyte"), "wb").write(b"\0\0")
 runs.subset_mnist(src, dst, 5, 4)
 assert count("train-labels-idx1-ubyte") == 5
-# an async run's epochs as the figure reads them: worker 0's epoch lines, then the budget's end
-# (the summary line: the final parameters' accuracy at the job's wall time), times / D
+# a time-to-accuracy run's points as the figure reads them: worker 0's copies (the job is asked for them
+# every TTA_EVERY steps), tested after the job by psring train --eval-snapshots (here a stand-in that
+# prints their CSV), accuracy in %, then the budget's end (the summary line: the final parameters'
+# accuracy at the job's wall time), times / D; the copies' file is gone afterwards
 hosts.cluster = lambda *a, check=True: None
-line = ("echo 'epoch   1 (worker 0)  step 12  loss 1.2889  test 73.76%  samples/s 34523  elapsed 0.5s'; "
+line = ("for a; do [ \"${prev:-}\" = --snapshots ] && echo copies > \"$a\"; [ \"${prev:-}\" = --csv ] && csv=$a; prev=$a; done; "
         "echo 'summary: ps, 4 workers, global batch 4096: test accuracy 90.50%, final loss 0.3753, 134799 samples/s, "
         "step 30.458 ms = data 0.353 + compute 25.688 + exchange 4.353 (wait 0.000) + optimizer 0.188 (+ other), wall 1.2s'; "
         "printf 'topology,workers,steps,step_ms,data_ms,compute_ms,exchange_ms,wait_ms,optimizer_ms,wall_s,samples_per_s\\n"
-        "ps,4,36,30,0.4,25,4,0,0.2,1.2,130000\\n' > \"$1\"")
+        "ps,4,36,30,0.4,25,4,0,0.2,1.2,130000\\n' > \"$csv\"")
+evals = []
+ev = os.path.join(sys.argv[2], "eval.sh")
+open(ev, "w").write("#!/bin/sh\necho \"$@\" >> %s.args\nprintf 'step,elapsed_s,test_accuracy\\n0,0.000001,0.0825\\n3,0.4,0.6150\\n6,0.8,0.8012\\n'\n" % ev)
+os.chmod(ev, 0o755)
+runs.PSRING = ev
 for sync in ("async", "bsp"):
-    runs.one(plan.Run("ps, 4 server hosts", "ps", 4, 4, 4, 0, sync, 1.0, True), ["sh", "-c", line], {"sweep_id": "demo", "repeat": 1,
-             "command": sync}, dict(rate="1gbit"), os.path.join(sys.argv[2], "e.csv"), os.path.join(sys.argv[2], "e.epochs.csv"), 4)
-eps = [(e["sync"], e["epoch"], e["elapsed_s"], e["test_accuracy"], e["loss"]) for e in results.read_rows(os.path.join(sys.argv[2], "e.epochs.csv"))]
-assert eps == [("async", "1", "0.125", "73.76", "1.2889"), ("async", "end", "0.300", "90.50", "0.3753"),
-               ("bsp", "1", "0.125", "73.76", "1.2889"), ("bsp", "end", "0.300", "90.50", "0.3753")], eps
+    runs.one(plan.Run("ps, 4 server hosts", "ps", 4, 4, 4, 0, sync, 1.0, True), ["sh", "-c", line, "job", "--data", "d"],
+             {"sweep_id": "demo", "repeat": 1, "command": sync}, dict(rate="1gbit"), os.path.join(sys.argv[2], "e.csv"),
+             os.path.join(sys.argv[2], "e.epochs.csv"), 4)
+eps = [(e["sync"], e["epoch"], e["step"], e["elapsed_s"], e["test_accuracy"], e["loss"]) for e in results.read_rows(os.path.join(sys.argv[2], "e.epochs.csv"))]
+want = [("", "0", "0.000", "8.25", ""), ("", "3", "0.100", "61.50", ""), ("", "6", "0.200", "80.12", ""), ("end", "", "0.300", "90.50", "0.3753")]
+assert eps == [(s,) + w for s in ("async", "bsp") for w in want], eps
+args = open(ev + ".args").read().split()
+assert args[:2] == ["train", "--topology"] and args[args.index("--eval-snapshots") + 1] == os.path.join(sys.argv[2], "e.csv.snapshots") \
+    and args[args.index("--data") + 1] == "d" and args[args.index("--layers") + 1] == plan.LAYERS, args
+assert not os.path.exists(os.path.join(sys.argv[2], "e.csv.snapshots"))
+runs.PSRING = plan.PSRING
 c = plan.command(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1.0, False), dict(steps=16), "d")
 assert c[c.index("--steps") + 1] == "16" and c[c.index("--batch") + 1] == str(plan.BATCH), c
 # a fixture: ring scales (0.8 at N=8), PS with one server host flat, k server hosts beat the ring from k=3

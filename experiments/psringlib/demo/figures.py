@@ -323,15 +323,16 @@ def figures(out, csv_path, ep_path, cal_path, o):
 
 def tta_curves(ep_path):
     """The time-to-accuracy runs at N = TTA_N from the epochs CSV: {name: [(elapsed s, test
-    accuracy %) of each epoch, medians over the repeats]}, names as 'ring', 'ps, 4 server hosts,
-    async, straggler'; the job's end (epoch 'end') last. An epoch that not every repeat reached
-    (under async worker 0's count of epochs varies) is left out: its median would mix other moments."""
+    accuracy %) of each point, medians over the repeats]}, names as 'ring', 'ps, 4 server hosts,
+    async, straggler'; a point is worker 0's copy at a step (or, in older files, an epoch's end),
+    the job's end (epoch 'end') last. A point that not every repeat reached (under async worker 0's
+    count of steps varies) is left out: its median would mix other moments."""
     series, reps = {}, {}
     for e in results.read_rows(ep_path) if os.path.exists(ep_path) else []:
         if int(e["workers"]) != TTA_N:
             continue
         name = "%s%s%s" % (e["label"], ", " + e["sync"] if e["label"].startswith("ps") else "", ", straggler" if float(e["straggler"]) < 1 else "")
-        epoch = int(e["epoch"]) if e["epoch"] != "end" else 10 ** 6   # the job's end: after every epoch
+        epoch = int(e.get("step") or e["epoch"]) if e["epoch"] != "end" else 10 ** 6   # the job's end: after every point
         series.setdefault(name, {}).setdefault(epoch, []).append((float(e["elapsed_s"]), float(e["test_accuracy"])))
         reps.setdefault(name, set()).add(e["repeat"])
     return {name: [(statistics.median(t for t, _ in v), statistics.median(a for _, a in v))

@@ -24,6 +24,9 @@ TTA_MOMENTUM, TTA_ASYNC_MOMENTUM = 0.9, 0.5   # BSP's: the trainer's default, st
 # (measured: docs/results/lab-notes-experiments.md)
 TTA_SSP_STALENESS = 8
 TTA_PS = "ps, %d server hosts" % TTA_SERVERS
+# worker 0 copies its parameters every TTA_EVERY steps (and before the first), tested after the job
+# off its clock (psring train --snapshot-every): 13 points over BSP's 36 steps
+TTA_EVERY = 3
 TTA_N = 4   # workers
 EMU = ["label", "dilation", "link_rate", "cpu_share", "server_hosts", "straggler", "placement", "ps_chunk_kb",
        "ring_chunk_kb", "step_samples_ms", "link_busiest_bytes", "link_bytes"]

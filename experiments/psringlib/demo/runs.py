@@ -1,6 +1,7 @@
 """runs.py: the demo's runs: the MNIST subset, the emulated demo from plan to verdict, one run
 (its row, corrected by the dilation, with its links' bytes and its epochs), a psring train job
 with the hosts' quotas gated around its start-up, why a run failed, and the loopback sweep."""
+import csv
 import os
 import re
 import shutil
@@ -15,19 +16,17 @@ from .. import paths, results
 from . import bad, hosts, predict, say
 from .figures import figures
 from .hosts import Interrupted, JOB, link_columns, link_counters, on_hosts, stop
-from .plan import (ALONE, EMU, PSRING, PS_CHUNK_KB, RING_CHUNK_KB, TRAIN, TTA_TEST, WARM, command, other_regime, plan,
-                   repeats_of, run_dilation, run_hosts, straggler_host)
+from .plan import (ALONE, EMU, LAYERS, PSRING, PS_CHUNK_KB, RING_CHUNK_KB, TRAIN, TTA_EVERY, TTA_TEST, WARM, command,
+                   other_regime, plan, repeats_of, run_dilation, run_hosts, straggler_host)
 from .verdict import summary
 
 
 TIMES = ["step_ms", "data_ms", "compute_ms", "exchange_ms", "wait_ms", "optimizer_ms"]
-# the trainer's epoch line: "epoch E/EPOCHS ..." (BSP: all workers), or "epoch E (worker 0) ..." under
-# async and SSP, where worker 0 tests its own copy at the end of each of its own epochs
-EPOCH_RE = re.compile(r"^epoch\s+(?P<epoch>\d+)(?:/\d+|\s+\(worker 0\))\s+step\s+\d+\s+loss\s+(?P<loss>\S+)\s+"
-                      r"test\s+(?P<acc>[\d.]+)%.*elapsed\s+(?P<elapsed>[\d.]+)s")
 # the trainer's summary line: the final parameters' accuracy and loss, and its wall time (the
-# epoch lines' clock)
+# copies' clock, which leaves them out)
 END_RE = re.compile(r"^summary:\s.*test accuracy (?P<acc>[\d.]+)%, final loss (?P<loss>\S+),.*wall (?P<elapsed>[\d.]+)s$")
+EPOCH_COLUMNS = ["sweep_id", "repeat", "command", "label", "workers", "sync", "straggler", "epoch", "step", "elapsed_s",
+                 "test_accuracy", "loss"]
 
 
 def mnist():
@@ -151,9 +150,11 @@ def one(run, cmd, row, o, csv_path, ep_path, D):
         os.remove(tmp)
     if strag < 1:
         hosts.cluster("share", straggler_host(run), strag)
-    timeline = csv_path + ".timeline.json"
+    timeline, snaps = csv_path + ".timeline.json", csv_path + ".snapshots"
     if N == 1 and strag == 1:   # the compute the model takes, step by step (BSP waits for the slowest)
         cmd = cmd + ["--timeline", timeline]
+    if tta:   # worker 0's copies, tested after the job (accuracy_points)
+        cmd = cmd + ["--snapshot-every", str(TTA_EVERY), "--snapshots", snaps]
     links = []
     try:
         rc, out, err = train(cmd + ["--csv", tmp], D, links)
@@ -182,19 +183,32 @@ def one(run, cmd, row, o, csv_path, ep_path, D):
                ps_chunk_kb=PS_CHUNK_KB if topo == "ps" else "", ring_chunk_kb=RING_CHUNK_KB if topo == "ring" else "")
     cols = results.TRAINER_COLUMNS + EMU + results.EXTRA_COLUMNS
     results.append_row(csv_path, cols, row)
-    for line in (out or "").splitlines() if tta and not row["error"] else []:
-        # each epoch's line, then the end: the final parameters' accuracy at the job's wall time
-        # (under async and SSP the budget runs out inside worker 0's epoch), so that every design's
-        # curve ends at the same moment of its job
-        m = EPOCH_RE.match(line.strip()) or END_RE.match(line.strip())
-        if m:
-            results.append_row(ep_path, ["sweep_id", "repeat", "command", "label", "workers", "sync", "straggler",
-                                       "epoch", "elapsed_s", "test_accuracy", "loss"],
-                             dict(sweep_id="demo", repeat=row["repeat"], command=row["command"], label=label, workers=N,
-                                  sync=sync, straggler=strag, epoch=m.groupdict().get("epoch") or "end",
-                                  elapsed_s="%.3f" % (float(m["elapsed"]) / D), test_accuracy=m["acc"], loss=m["loss"]))
-    if os.path.exists(tmp):
-        os.remove(tmp)
+    if tta and not row["error"]:
+        base = dict(sweep_id="demo", repeat=row["repeat"], command=row["command"], label=label, workers=N, sync=sync, straggler=strag)
+        for pt in accuracy_points(cmd, snaps, out, D):
+            results.append_row(ep_path, EPOCH_COLUMNS, dict(base, **pt))
+    for path in (tmp, snaps):
+        if os.path.exists(path):
+            os.remove(path)
+
+
+def accuracy_points(cmd, snaps, out, D):
+    """A time-to-accuracy job's points: worker 0's copies (every TTA_EVERY steps from step 0),
+    tested here after the job on a core of this machine (psring train --eval-snapshots: no host's
+    quota, nothing on the job's clock), then the end: the final parameters' accuracy at the job's
+    wall time (under async and SSP the budget runs out between copies), so that every design's
+    curve ends at the same moment of its job. Times over the dilation; accuracy in %."""
+    data = cmd[cmd.index("--data") + 1]
+    ev = subprocess.run([PSRING, "train", "--topology", "local", "--layers", LAYERS, "--data", data, "--test-limit", str(TTA_TEST),
+                         "--eval-snapshots", snaps], capture_output=True, text=True) if os.path.exists(snaps) else None
+    pts = [dict(epoch="", step=r["step"], elapsed_s="%.3f" % (float(r["elapsed_s"]) / D),
+                test_accuracy="%.2f" % (100 * float(r["test_accuracy"])), loss="")
+           for r in (csv.DictReader(ev.stdout.splitlines()) if ev and ev.returncode == 0 else [])]
+    if ev is None or ev.returncode != 0:
+        print("  its copies could not be tested: %s" % ((ev.stderr.strip() if ev else "") or "no copies written"), flush=True)
+    m = next((m for m in map(END_RE.match, (x.strip() for x in (out or "").splitlines())) if m), None)
+    return pts + ([dict(epoch="end", step="", elapsed_s="%.3f" % (float(m["elapsed"]) / D), test_accuracy=m["acc"], loss=m["loss"])]
+                  if m else [])
 
 
 def train(cmd, D, links=None):
