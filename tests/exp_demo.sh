@@ -191,6 +191,10 @@ assert args[:2] == ["train", "--topology"] and args[args.index("--eval-snapshots
     and args[args.index("--data") + 1] == "d" and args[args.index("--layers") + 1] == plan.LAYERS, args
 assert not os.path.exists(os.path.join(sys.argv[2], "e.csv.snapshots"))
 runs.PSRING = plan.PSRING
+# one worker on the scale model: the demo's largest dilation, where one worker's other runs have a core
+sc = [r for r in plan.plan(dict(quick=False)) if r.scale]
+assert [(r.label, r.N) for r in sc] == [("ring", 1)] and plan.run_dilation(sc[0], 8, "1gbit") == 8, sc
+assert plan.run_dilation(plan.Run("ring", "ring", 1, 0, 0, 0, "bsp", 1.0, False), 8, "1gbit") == 1
 c = plan.command(plan.Run("ring", "ring", 4, 0, 0, 0, "bsp", 1.0, False), dict(steps=16), "d")
 assert c[c.index("--steps") + 1] == "16" and c[c.index("--batch") + 1] == str(plan.BATCH), c
 # a fixture: ring scales (0.8 at N=8), PS with one server host flat, k server hosts beat the ring from k=3
@@ -203,10 +207,11 @@ def add(label, topo, N, step, k=0, S=0, strag=1, sync="bsp", D=8, rep=1):
              steps=10, bytes_sent_per_worker=1e6, bytes_recv_per_worker=1e6, bytes_per_server=4e6, sweep_id="demo",
              repeat=rep, command="%s %d %d %d %s %s" % (label, N, k, S, strag, sync), error="")
     results.append_row(csv_path, cols, r)
-for N, t in ((1, 10.0), (2, 11.0), (4, 11.9), (8, 12.5)):
-    add("ring", "ring", N, t)
+for N, t in ((1, 10.0), (2, 11.0), (4, 11.9), (8, 12.5)):   # one worker on a real core (D = 1), as the demo runs it
+    add("ring", "ring", N, t, D=1 if N == 1 else 8)
 for N, t in ((1, 14.0), (2, 26.0), (4, 50.0), (8, 98.0)):
-    add("ps, 1 server host", "ps", N, t, k=1, S=1)
+    add("ps, 1 server host", "ps", N, t, k=1, S=1, D=1 if N == 1 else 8)
+add("ring", "ring", 1, 9.0)   # one worker on the scale model (D = 8): efficiency's reference, in no table
 for k, t in ((2, 26.0), (3, 11.5), (4, 11.0)):
     add("ps, k server hosts", "ps", 4, t, k=k, S=k)
 for N, t in ((4, 13.0), (8, 13.5)):   # in the winners' tables, not in the k-server sweep (its k = 1 holds x* only)
@@ -240,8 +245,8 @@ buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     verdict.summary(out, csv_path, os.path.join(out, "none.csv"), o)
 text = buf.getvalue()
-for want in ("1-core hosts at 1gbit, dilation 8,", "N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "N=1: ring wins", "efficiency at N=8: 0.80 (throughput(8) / (8 x throughput(1))); 0.64 against the same step alone"
-             " on a full core (128000 samples/s, the one-worker host 0.80x that)",
+for want in ("1-core hosts at 1gbit, dilation 1..8,", "N=8: ring wins", "N=2: ring and ps, N colocated tie (within 5%)", "N=1: ring wins", "efficiency at N=8: 0.72 (throughput(8) / (8 x one worker on the same scale model, 113778 samples/s)); 0.64 against"
+             " the same step alone on a full core (128000 samples/s, the scale model's host 0.89x that)",
              "exchanges faster than the ring from k=3 on (1.50 vs 1.90 ms, 21.1% less round by round), at the cost of 3"
              " server hosts: 7 hosts in all against the ring's 4", "What it does not",
              "without a straggler: BSP ring 1.20 s, 95.6%; BSP PS 1.80 s, 95.6%.",
@@ -258,8 +263,12 @@ for f in ("throughput", "exchange", "breakdown", "bytes", "accuracy"):
     for ext in ("png", "svg"):
         p = os.path.join(out, "%s.%s" % (f, ext))
         assert os.path.getsize(p) > 1000, p
-    assert ("1-core hosts, 1gbit links, dilation 8" if f != "accuracy" else plan.TTA_REGIME % (plan.LAYERS, "1gbit")) \
+    assert ("1-core hosts, 1gbit links, dilation 1..8" if f != "accuracy" else plan.TTA_REGIME % (plan.LAYERS, "1gbit")) \
         in open(os.path.join(out, f + ".svg")).read(), f
+# efficiency over one worker on the same scale model: the ideal line N x its 113778 samples/s, the ring's N=8 at 0.72
+thr_gp = open(os.path.join(out, "demo-data", "throughput.png.gp")).read()
+assert "x * 113778" in thr_gp and "N x one worker on the same scale model" in thr_gp, thr_gp
+assert [l.split()[2].strip("\"") for l in open(os.path.join(out, "demo-data", "eff.dat")).read().splitlines()][-1] == "0.72"
 # time to accuracy: one curve a design, each epoch's medians over the repeats, no point invented before them
 acc = [[float(x) for x in l.split()] for l in open(os.path.join(out, "demo-data", "tta0.dat")).read().splitlines()]
 assert acc == [[0.5, 87.0], [1.1, 90.1], [1.2, 90.1]], acc

@@ -52,7 +52,21 @@ def ring4_row(r):
 
 def base_rows(r):
     return (r["_strag"] == 1 and r.get("sync", "bsp") in ("bsp", "") and r["label"] != "ps, k server hosts" and not r["_tta"]
-            and not stats.step_alone(r))
+            and not stats.step_alone(r) and not scale_one(r))
+
+
+def scale_one(r):
+    """A row of one worker on the scale model (dilated, where other one-worker runs have a real core)."""
+    return r["_N"] == 1 and float(r.get("dilation") or 1) > 1
+
+
+def one_worker(rows, thr):
+    """(samples/s, where) of one worker as efficiency divides by it: on the same scale model as the
+    runs it is compared with (the median of its repeats) where the CSV has it, else the ring's N = 1."""
+    scale = [float(r["samples_per_s"]) for r in rows if scale_one(r) and not r.get("error") and r.get("topology") == "ring"]
+    if scale:
+        return statistics.median(scale), "one worker on the same scale model"
+    return thr.get(("ring", 1), (0,))[0], "the ring's one worker"
 
 
 def dilations(rows):
@@ -218,9 +232,9 @@ def figures(out, csv_path, ep_path, cal_path, o):
     figs = {}
     xs = dict(xtics=Ns, xrange=(0.5, max(Ns) + 0.5), xlabel="workers N (one host each)")
 
-    # throughput: the ring's efficiency written at its points
-    one = thr.get(("ring", 1), (0,))[0]
-    pl = [gnuplot.curve("ideal (linear): N x the ring's one worker", "#555555", expr="x * %g" % one, dt=3),
+    # throughput: the ring's efficiency written at its points, over one worker on the same scale model
+    one, where = one_worker(rows, thr)
+    pl = [gnuplot.curve("ideal (linear): N x %s" % where, "#555555", expr="x * %g" % one, dt=3),
           key_only("filled: ran on real cores (D = 1)", style="points", pt=7),
           key_only("open: time-dilated (D > 1)", style="points", pt=6)]
     if any(("mod", lab) in files for lab in labels):

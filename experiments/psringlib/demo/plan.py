@@ -45,8 +45,11 @@ TTA_REGIME = ("MLP %%s, %s, fp16, %%s links; BSP lr %g, momentum %g; async, SSP 
 # one configuration the demo runs: N workers; servers (S) and server hosts (k, 0: colocated or none);
 # colocated: the hosts the shards share with the workers, or 0; straggler: one host's CPU share;
 # tta: time to accuracy, whole epochs at TTA_BATCH instead of timed steps at BATCH; byteps: K of
-# BytePS' placement (a summation server beside each worker plus K on hosts of their own), or 0
-Run = collections.namedtuple("Run", "label topology N servers server_hosts colocated sync straggler tta byteps", defaults=(0,))
+# BytePS' placement (a summation server beside each worker plus K on hosts of their own), or 0;
+# scale: one worker on the scale model's host (the largest dilation), the reference for efficiency
+Run = collections.namedtuple("Run", "label topology N servers server_hosts colocated sync straggler tta byteps scale",
+                             defaults=(0, False))
+SCALE_ONE = " # scale model"   # the scale run's command ends so: its key differs from the real core's
 BYTEPS = "ps, BytePS k=1"   # its label: BytePS' placement with one spare host, --ps-mode sum
 
 
@@ -63,6 +66,8 @@ def plan(o):
             runs.append(Run("ps, N colocated", "ps", N, N, 0, N, "bsp", 1.0, False))
         for k in (2, 3, 4):
             runs.append(Run("ps, k server hosts", "ps", 4, k, k, 0, "bsp", 1.0, False))
+        # one worker on the same scale model as the runs it is compared with: efficiency and x over one worker
+        runs.append(Run("ring", "ring", 1, 0, 0, 0, "bsp", 1.0, False, 0, True))
         for N in (4, 8):   # BytePS' own placement beside them: N + 1 hosts, as one server host takes
             runs.append(Run(BYTEPS, "ps", N, N + 1, 1, 0, "bsp", 1.0, False, 1))
         for strag in (1.0, 0.5):
@@ -73,7 +78,7 @@ def plan(o):
 
 
 def command(run, o, data):
-    label, topo, N, S, k, colo, sync, strag, tta, byteps = run
+    label, topo, N, S, k, colo, sync, strag, tta, byteps = run[:10]
     if run is ALONE:
         return alone_command(data, o["steps"])
     np_ = N + (S if topo == "ps" else 0)
@@ -135,6 +140,8 @@ def run_dilation(run, Dmax, rate, cpus=None, gpu_hosts=0):
     and a dilated run would show that slowness, not the cluster's (measured:
     docs/results/lab-notes-experiments.md)."""
     N, hosts, shares = run.N, run_hosts(run), run_shares(run, gpu_hosts)
+    if run.scale:
+        return Dmax
     if N <= min(cpus or len(os.sched_getaffinity(0)), 2) and hosts <= N + 1 and run.straggler == 1 \
             and shares == hosts:   # 2: what --validate checks
         # real 1-core hosts on links at the nominal rate, no quota (cluster dilate 1 pins host hI

@@ -16,7 +16,7 @@ from .. import paths, results
 from . import bad, hosts, predict, say
 from .figures import figures
 from .hosts import Interrupted, JOB, link_columns, link_counters, on_hosts, stop
-from .plan import (ALONE, EMU, LAYERS, PSRING, PS_CHUNK_KB, RING_CHUNK_KB, TRAIN, TTA_EVERY, TTA_TEST, WARM, command,
+from .plan import (ALONE, EMU, LAYERS, PSRING, PS_CHUNK_KB, RING_CHUNK_KB, SCALE_ONE, TRAIN, TTA_EVERY, TTA_TEST, WARM, command,
                    other_regime, plan, repeats_of, run_dilation, run_hosts, straggler_host)
 from .verdict import summary
 
@@ -113,7 +113,8 @@ def emulated(o, runs, nhosts, D, out, data, csv_path, ep_path, done, t0, made):
     now = D
     for i, (rep, run) in enumerate(todo):
         cmd = command(run, o, data)
-        row = {"sweep_id": "demo", "repeat": rep, "command": " ".join(cmd[1:]) + (" # straggler" if run.straggler < 1 else "")}
+        row = {"sweep_id": "demo", "repeat": rep,
+               "command": " ".join(cmd[1:]) + (" # straggler" if run.straggler < 1 else "") + (SCALE_ONE if run.scale else "")}
         if results.run_key(row) in done:
             continue
         if run is not ALONE and not os.path.exists(os.path.join(out, "prediction.txt")):   # once, before the first timed run
@@ -144,7 +145,7 @@ def emulated(o, runs, nhosts, D, out, data, csv_path, ep_path, done, t0, made):
 
 
 def one(run, cmd, row, o, csv_path, ep_path, D):
-    label, topo, N, S, k, colo, sync, strag, tta, byteps = run
+    label, topo, N, S, k, colo, sync, strag, tta, byteps = run[:10]
     tmp = csv_path + ".run"
     if os.path.exists(tmp):
         os.remove(tmp)

@@ -6,7 +6,7 @@ import statistics
 
 from .. import results, stats
 from . import predict
-from .figures import base_rows, by_label_n, dilations, k_sweep, k_sweep_row, load, ring4_row, tta_curves
+from .figures import base_rows, by_label_n, dilations, k_sweep, k_sweep_row, load, one_worker, ring4_row, tta_curves
 from .plan import BATCH, LAYERS, PS_CHUNK_KB, RING_CHUNK_KB, TTA_N, TTA_PS, TTA_RUNS
 
 
@@ -93,16 +93,16 @@ def summary(out, csv_path, cal_path, o):
         if "ring" in tied and "ps, 1 server host" in rest[1:]:
             txt += "; %.2fx PS with one server" % over["ps, 1 server host"]
         lines.append(txt + ".")
-    if ("ring", 1) in thr and Ns:
+    one, where = one_worker(rows, thr)
+    if one and Ns and ("ring", max(Ns)) in thr:   # like for like: one worker on the scale model the N workers ran on
         Nm = max(Ns)
-        if ("ring", Nm) in thr:
-            txt = "  Ring scaling efficiency at N=%d: %.2f (throughput(%d) / (%d x throughput(1)))" % (
-                Nm, thr[("ring", Nm)][0] / (Nm * thr[("ring", 1)][0]), Nm, Nm)
-            if alone:   # the one-worker host is itself dilated: the step alone says whether that flatters it
-                a = statistics.median(alone)
-                txt += "; %.2f against the same step alone on a full core (%.0f samples/s, the one-worker host %.2fx that)" % (
-                    thr[("ring", Nm)][0] / (Nm * a), a, thr[("ring", 1)][0] / a)
-            lines.append(txt + ".")
+        txt = "  Ring scaling efficiency at N=%d: %.2f (throughput(%d) / (%d x %s, %.0f samples/s))" % (
+            Nm, thr[("ring", Nm)][0] / (Nm * one), Nm, Nm, where, one)
+        if alone:   # a real core's step: what the scale model's host computes against it
+            a = statistics.median(alone)
+            txt += "; %.2f against the same step alone on a full core (%.0f samples/s, the scale model's host %.2fx that)" % (
+                thr[("ring", Nm)][0] / (Nm * a), a, one / a)
+        lines.append(txt + ".")
     cmp_path = os.path.join(out, "model_vs_measured.csv")
     cr = [r for r in results.read_rows(cmp_path) if int(r["workers"]) >= 2]
     ks, ring4 = k_sweep(rows)   # the crossover in server hosts: exchange time, as BytePS' formula
