@@ -255,6 +255,24 @@ for want in ("1-core hosts at 1gbit, dilation 1..8,", "N=8: ring wins", "N=2: ri
              "N=8: ring wins, 655360 samples/s, 1.08x ps, BytePS k=1; 7.84x PS with one server", "psring demo --best (DIR/best/summary.txt)"):
     assert want in text, "summary lacks '%s':\n%s" % (want, text)
 assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
+# the model's terms beside the measured ones over the sweep's points at N >= 2: compute from the step alone (10 ms:
+# its step less its exchange), no wait without step samples, each point's exchange (measured: step - 10 ms)
+cal_fix = os.path.join(out, "cal-terms.csv")
+open(cal_fix, "w").write("format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-05,8e-09,0,1e9,8\n")
+tl = verdict.term_lines(figures.load(csv_path), cal_fix)
+assert len(tl) == 1 and tl[0].startswith("    its terms over those 9 points, model against measured (ms): compute 10.0 (the step alone) against"
+                                          " 10.0, the wait for the slowest 0.0 against 0.0, the exchange ") and tl[0].endswith(" against 1.0-88.0"), tl
+# the bridge: a workload of 1e8 B and 0.5 s a step shares a step of 1e6 B and 10 ms at 1 Gbit/s at 1e9 x 100 x 0.02 = 2 Gbit/s
+pub = os.path.join(out, "pub")
+os.makedirs(pub)
+head = "id,model,gpu,params,bytes_per_param,batch_per_gpu,single_gpu_rate\n"
+open(os.path.join(pub, "published-scaling.csv"), "w").write("# a comment\n" + head + "a,m1,G1,25000000,4,64,128\nb,m1,G1,1,1,1,1\n")
+open(os.path.join(pub, "published-horovod.csv"), "w").write(head + "c,m2,G2,5000000,2,10,10\n")
+from psringlib.demo import bridge
+got = bridge.rates(1e6, 0.01, 1e9, pub)
+assert [(m, g) for m, g, _ in got] == [("m1", "G1"), ("m2", "G2")] and abs(got[0][2] - 2e9) < 1 and abs(got[1][2] - 1e8) < 1e-3, got
+bl = bridge.lines(1e6, 0.01, dict(alpha_s=1e-5, beta_s_per_byte=8e-9, gamma_s_per_byte=8e-11), pub)
+assert "m2 on G2 at 0.1 Gbit/s, m1 on G1 at 2 Gbit/s." in bl[0] and "(here 0.01)" in bl[1] and "psring model --advise" in bl[1], bl
 n2 = next(l for l in text.splitlines() if "N=2:" in l)
 assert "PS with one server" not in n2, "the runner-up named twice: " + n2
 with contextlib.redirect_stdout(io.StringIO()):

@@ -19,6 +19,11 @@ def launcher():
     return os.environ.get("PSRING_LAUNCHER") or os.path.join(ROOT, "psring")
 
 
+def data_dir():
+    """psring's data folder (the published points): PSRING_DATADIR installed, else the tree's data/."""
+    return os.environ.get("PSRING_DATADIR") or os.path.join(ROOT, "data")
+
+
 def mnist_dir(root=ROOT):
     """The MNIST folder, found the one way every tool and test finds it (pslib.sh's
     psring_mnist_dir): $PSRING_MNIST_DIR, else ROOT/data/mnist, the source tree's (installed, told

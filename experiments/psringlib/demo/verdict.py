@@ -5,7 +5,8 @@ import os
 import statistics
 
 from .. import results, stats
-from . import predict
+from . import bridge, predict
+from .. import costmodel as cm
 from .figures import base_rows, by_label_n, dilations, k_sweep, k_sweep_row, load, one_worker, ring4_row, tta_curves
 from .plan import BATCH, LAYERS, PS_CHUNK_KB, RING_CHUNK_KB, TTA_N, TTA_PS, TTA_RUNS
 
@@ -130,10 +131,12 @@ def summary(out, csv_path, cal_path, o):
                      % (measured, "from k=%d" % mbeat if mbeat else "none up to k=%d" % max(ks) if mk else "not compared", 16 / 6))
     if cr:
         lines += model_errors(cr, "the step alone on a full core" if alone else "the one-worker runs (no step alone)")
+        lines += term_lines(rows, cal_path)
         agree = sum(1 for N in Ns if N >= 2 and ((m := model_winner(cr, N)) is None or m & leader.get(N, set())))
         lines.append("  The model names the same winner at %d of %d worker counts." % (agree, sum(1 for N in Ns if N >= 2)))
     lines += predict.check_lines(out, rows, leader)
     lines += tta_lines(os.path.join(out, "demo.epochs.csv"))
+    lines += bridge_lines(rows, cal_path)
     lines.append("  Each design at its best (the ring with --overlap, BytePS' summation servers, GPU hosts), where bytes"
                  " dominate: psring demo --best (DIR/best/summary.txt).")
     lines += ["  What this shows: on links of %s, one server's link carries N gradients each way and saturates; the ring" % o["rate"],
@@ -145,6 +148,47 @@ def summary(out, csv_path, cal_path, o):
     print(text)
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write(text + "\n")
+
+
+def calibration(cal_path):
+    try:
+        return cm.calibration_load(cal_path)
+    except ValueError:
+        return None
+
+
+def term_lines(rows, cal_path):
+    """What each term of the model's step predicted and what the runs measured, over the sweep's
+    points at N >= 2 (medians of each point's repeats): compute (the step alone's; measured: the
+    step less exchange and wait), the wait for the slowest, and the exchange; where two terms err
+    in opposite directions the step's agreement hides it, so the exchange's is the one to quote."""
+    cal, one = calibration(cal_path), stats.one_worker_compute(rows, lambda r: 0).get(0)
+    pts = {}
+    for r in rows:
+        if base_rows(r) and r["_N"] >= 2 and not r.get("error"):
+            pts.setdefault((r["label"], r["_N"], r["_k"]), []).append(r)
+    if not (cal and one and pts):
+        return []
+    got = {"compute": [], "wait": [], "exchange": []}
+    for reps in pts.values():
+        med = lambda f: statistics.median(f(r) for r in reps) / 1e3   # noqa: E731  ms -> s
+        _, ex, wait = cm.row_time(reps[0], cal, one[0], one[1])
+        got["compute"].append((one[0], med(lambda r: float(r["step_ms"]) - float(r["exchange_ms"]) - float(r["wait_ms"]))))
+        got["wait"].append((wait, med(lambda r: float(r["wait_ms"]))))
+        got["exchange"].append((ex, med(stats.exchange_alone)))
+    def span(t, i):
+        lo, hi = (1e3 * f(p[i] for p in got[t]) for f in (min, max))
+        return "%.1f" % lo if "%.1f" % lo == "%.1f" % hi else "%.1f-%.1f" % (lo, hi)
+    return ["    its terms over those %d points, model against measured (ms): compute %s (the step alone) against %s, the wait"
+            " for the slowest %s against %s, the exchange %s against %s" % (len(pts), span("compute", 0), span("compute", 1),
+                                                                            span("wait", 0), span("wait", 1), span("exchange", 0), span("exchange", 1))]
+
+
+def bridge_lines(rows, cal_path):
+    """Which real workloads share this scale model's ratio of bytes to compute (bridge.py)."""
+    cal, one = calibration(cal_path), stats.one_worker_compute(rows, lambda r: 0).get(0)
+    params = next((float(r["params"]) for r in rows if not r.get("error") and r.get("params")), 0)
+    return bridge.lines(params * 2, one[0], cal) if cal and one and params else []
 
 
 # The model's targets, per group of points at N >= 2: the sweep's step and exchange within 10%;
