@@ -134,14 +134,13 @@ assert plan.repeats_of(tta[0], o3) == plan.TTA_REPEATS == 2 and plan.repeats_of(
 c = plan.command(tta[0], dict(steps=16), "d")
 assert "--steps" not in c and c[c.index("--batch") + 1] == str(plan.TTA_BATCH) and c[c.index("--test-limit") + 1] == "10000" \
     and c[c.index("--epochs") + 1] == str(plan.TTA_EPOCHS), c
-c = plan.command(next(r for r in tta if r[6] == "async"), dict(steps=16), "d")   # each worker's gradient at lr / N
-assert c[c.index("--lr") + 1] == "%g" % (plan.TTA_LR / 4) and c[c.index("--servers") + 1] == str(plan.TTA_SERVERS), c
-c0 = plan.command(tta[0], dict(steps=16), "d")   # BSP: lr and momentum as stated
-assert c[c.index("--momentum") + 1] == "%g" % plan.TTA_ASYNC_MOMENTUM and c0[c0.index("--momentum") + 1] == "%g" % plan.TTA_MOMENTUM \
-    and c0[c0.index("--lr") + 1] == "%g" % plan.TTA_LR and tta[0][6] == "bsp", (c, c0)
-assert "--staleness" not in c
-c = plan.command(next(r for r in tta if r[6] == "ssp"), dict(steps=16), "d")
-assert c[c.index("--staleness") + 1] == str(plan.TTA_SSP_STALENESS) and c[c.index("--momentum") + 1] == "%g" % plan.TTA_ASYNC_MOMENTUM, c
+# each sync with its own lr and momentum (its best of the grid), as plan.TTA_OPT and the figure say
+for sync in ("bsp", "async", "ssp"):
+    c = plan.command(next(r for r in tta if r[6] == sync and r[1] == "ps"), dict(steps=16), "d")
+    assert (c[c.index("--lr") + 1], c[c.index("--momentum") + 1]) == tuple("%g" % x for x in plan.TTA_OPT[sync]), (sync, c)
+    assert c[c.index("--servers") + 1] == str(plan.TTA_SERVERS) and ("--staleness" in c) == (sync == "ssp"), c
+    assert "%s lr %g, momentum %g" % (sync.upper() if sync != "async" else "async", *plan.TTA_OPT[sync]) in plan.TTA_OPTS, plan.TTA_OPTS
+assert c[c.index("--staleness") + 1] == str(plan.TTA_SSP_STALENESS), c
 # a results CSV of another regime is not resumed (its rows would mix with these): named in the refusal
 assert plan.other_regime([{"layers": "784,256,10", "batch_per_worker": "3072"}]) == "MLP 784,256,10, batch 3072"
 assert plan.other_regime([{"layers": plan.LAYERS, "batch_per_worker": str(plan.BATCH)},

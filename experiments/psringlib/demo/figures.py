@@ -8,7 +8,7 @@ import sys
 from .. import costmodel as cm
 from .. import gnuplot, results, stats
 from . import say
-from .plan import BATCH, BYTEPS, LAYERS, PS_CHUNK_KB, TTA_N, TTA_REGIME, TTA_SERVERS
+from .plan import BATCH, BYTEPS, LAYERS, PS_CHUNK_KB, TTA_EVERY, TTA_N, TTA_OPTS, TTA_REGIME, TTA_SERVERS
 
 
 # each configuration's color in every figure (the demo's labels)
@@ -311,16 +311,17 @@ def figures(out, csv_path, ep_path, cal_path, o):
     if curves:
         pl = []
         for i, (name, pts) in enumerate(sorted(curves.items())):
-            p = write("tta%d.dat" % i, pts)   # measured points only: no run is tested before its first epoch
+            p = write("tta%d.dat" % i, pts)   # measured points only: the first a copy before any step
             sync = next((s for s in ("async", "ssp") if s in name), "bsp")
             col = {"async": "#e67e22", "ssp": "#8e44ad"}.get(sync) or COLORS["ring" if name.startswith("ring") else "ps, k server hosts"]
             pl.append(gnuplot.curve(name, col, p, style="linespoints", dt=2 if "straggler" in name else 1,
                                  pt={"bsp": 7, "async": 5, "ssp": 9}[sync]))
         figs["accuracy"] = gnuplot.lines_figure(QUESTION["accuracy"], "test accuracy (%, all 10,000 test images)", pl,
-                                             xlabel="wall time (s, dilation-corrected)", xrange=(0, None), yrange="[60:100]",
-                                             key="bottom right", subtitle=[TTA_REGIME % (LAYERS, o["rate"]),
-                                             "N = %d, PS: %d server hosts of their own; dashed: one host at half a core; medians of the repeats per epoch"
-                                             % (TTA_N, TTA_SERVERS)])
+                                             xlabel="wall time (s, dilation-corrected)", xrange=(0, None), yrange="[0:100]",
+                                             key="bottom right", subtitle=[TTA_REGIME % (LAYERS, o["rate"]), TTA_OPTS,
+                                             "N = %d, PS: %d server hosts of their own; dashed: one host at half a core; worker 0's copies"
+                                             " every %d steps from step 0, tested after the job; medians of the repeats"
+                                             % (TTA_N, TTA_SERVERS, TTA_EVERY)])
     if any(r.get("link_busiest_bytes") for r in rows if base_rows(r) and not r.get("error")):
         figs["bytes"] = links_figure(rows, drawn, labels, Ns, n, write, key_only, regime, xs)
     else:

@@ -8,7 +8,7 @@ from .. import results, stats
 from . import bridge, predict
 from .. import costmodel as cm
 from .figures import base_rows, by_label_n, dilations, k_sweep, k_sweep_row, load, one_worker, ring4_row, tta_curves
-from .plan import BATCH, LAYERS, PS_CHUNK_KB, RING_CHUNK_KB, TTA_N, TTA_PS, TTA_RUNS
+from .plan import BATCH, LAYERS, PS_CHUNK_KB, RING_CHUNK_KB, TTA_N, TTA_OPTS, TTA_PS, TTA_RUNS
 
 
 TIE = 0.05         # within 5% of the fastest, round by round (paired), a configuration shares the win
@@ -41,7 +41,7 @@ def tta_lines(ep_path):
     last = {name: pts[-1] for name, pts in curves.items() if pts}
     if not last:
         return []
-    lines = ["  Time to accuracy (N=%d, MLP %s, %s):" % (TTA_N, LAYERS, TTA_RUNS)]
+    lines = ["  Time to accuracy (N=%d, MLP %s, %s; %s):" % (TTA_N, LAYERS, TTA_RUNS, TTA_OPTS)]
     for tag, what in (("", "without a straggler"), (", straggler", "with one host at half a core")):
         bsp, asy = last.get(TTA_PS + ", bsp" + tag), last.get(TTA_PS + ", async" + tag)
         parts = []
