@@ -291,6 +291,21 @@ acc = [[float(x) for x in l.split()] for l in open(os.path.join(out, "demo-data"
 assert acc == [[0.5, 87.0], [1.1, 90.1], [1.2, 90.1]], acc
 svg = open(os.path.join(out, "accuracy.svg")).read()
 assert all(t in svg for t in ("ps, 4 server hosts, async, straggler", "all 10,000 test images", "with and without a straggler")), "accuracy.svg"
+# worker 0's copies (the step column): a point a copy from step 0, measured, then the job's end; the axis from 0%
+cp_dir = os.path.join(out, "copies")
+os.makedirs(cp_dir)
+cp_cols = ep_cols[:-3] + ["step"] + ep_cols[-3:]
+for rep in (1, 2):
+    for step, t, a in ((0, 0.0, 9.8), (3, 0.1, 60.0), (6, 0.2 + 0.01 * rep, 80.0), ("end", 0.3, 85.0)):
+        results.append_row(os.path.join(cp_dir, "demo.epochs.csv"), cp_cols, dict(
+            sweep_id="demo", repeat=rep, command="x", label=plan.TTA_PS, workers=4, sync="async", straggler=1,
+            epoch="end" if step == "end" else "", step="" if step == "end" else step, elapsed_s=t, test_accuracy=a, loss=1))
+with contextlib.redirect_stdout(io.StringIO()):
+    figures.figures(cp_dir, csv_path, os.path.join(cp_dir, "demo.epochs.csv"), os.path.join(out, "none.csv"), dict(o, rate="1gbit"))
+pts = [[float(x) for x in l.split()] for l in open(os.path.join(cp_dir, "demo-data", "tta0.dat")).read().splitlines()]
+assert pts == [[0.0, 9.8], [0.1, 60.0], [0.215, 80.0], [0.3, 85.0]], pts
+acc_gp = open(os.path.join(cp_dir, "demo-data", "accuracy.png.gp")).read()
+assert "set yrange [0:100]" in acc_gp and plan.TTA_OPTS in acc_gp and "copies every 3 steps from step 0" in acc_gp, acc_gp
 # what the figures draw: the breakdown at N=8, compute + exchange + wait = the step, one bar per
 # configuration under its whole label (double quotes: gnuplot splits a data line at blanks
 # outside them), and the throughput's medians

@@ -240,7 +240,7 @@ def figures(out, csv_path, ep_path, cal_path, o):
     if any(("mod", lab) in files for lab in labels):
         pl.append(key_only("dashed: cost model", dt=2, lw=1.5))
     for lab in drawn:
-        title = lab + ("; numbers: efficiency, thr(N) / (N thr(1))" if lab == "ring" and one else "")
+        title = lab + ("; numbers: efficiency, its samples/s over the dotted line" if lab == "ring" and one else "")
         pl.append(gnuplot.curve(title, COLORS[lab], files[("thr", lab)], "1:2"))
         for kind, pt in (("real", 7), ("dil", 6)):
             if (kind, lab) in files:
@@ -319,9 +319,8 @@ def figures(out, csv_path, ep_path, cal_path, o):
         figs["accuracy"] = gnuplot.lines_figure(QUESTION["accuracy"], "test accuracy (%, all 10,000 test images)", pl,
                                              xlabel="wall time (s, dilation-corrected)", xrange=(0, None), yrange="[0:100]",
                                              key="bottom right", subtitle=[TTA_REGIME % (LAYERS, o["rate"]), TTA_OPTS,
-                                             "N = %d, PS: %d server hosts of their own; dashed: one host at half a core; worker 0's copies"
-                                             " every %d steps from step 0, tested after the job; medians of the repeats"
-                                             % (TTA_N, TTA_SERVERS, TTA_EVERY)])
+                                             "N = %d, PS on %d server hosts; dashed: one host at half a core; worker 0's copies every"
+                                             " %d steps from step 0, tested after the job (medians)" % (TTA_N, TTA_SERVERS, TTA_EVERY)])
     if any(r.get("link_busiest_bytes") for r in rows if base_rows(r) and not r.get("error")):
         figs["bytes"] = links_figure(rows, drawn, labels, Ns, n, write, key_only, regime, xs)
     else:
