@@ -8,4 +8,4 @@ EXP_TESTS = tests/exp_cli.sh tests/exp_csv.sh tests/exp_model.sh tests/exp_model
   tests/exp_sweep_resume.sh tests/exp_sweep_mps.sh tests/exp_wait.sh tests/gpu_check.sh
 TESTS += $(EXP_TESTS)
 EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_small.epochs.csv tests/fixtures/sweep_gpu.csv \
-  tests/fixtures/demo_small.csv tests/fixtures/published_small.csv docs/tradeoff.md docs/img
+  tests/fixtures/demo_small.csv tests/fixtures/published_small.csv docs/tradeoff.md docs/exercises.md docs/img

@@ -56,3 +56,6 @@ EXTRA_DIST += tests/pack_runtime.sh
 # no path of one machine (a home or work folder, a folder beside the checkout) in the tree
 TESTS += tests/tree_paths.sh
 EXTRA_DIST += tests/tree_paths.sh
+# every result README.md and docs/tradeoff.md state stands in its page and in the run it cites
+TESTS += tests/docs_claims.sh
+EXTRA_DIST += tests/docs_claims.sh
