@@ -8,9 +8,10 @@
 cd "$TOP_SRCDIR" || fail "cd $TOP_SRCDIR"
 [[ -f docs/claims.csv && -d docs/results ]] || skip "no docs/claims.csv or docs/results here (an unpacked tarball)"
 python3 - <<'PY' || fail "docs/claims.csv"
-import csv, re, sys
+import re, sys
+from psringlib import results
 flat = lambda t: re.sub(r"\s+", " ", t.replace("**", "").replace("`", ""))   # noqa: E731
-rows = list(csv.DictReader(open("docs/claims.csv")))
+rows = results.read_rows("docs/claims.csv")
 assert len(rows) >= 20, "only %d claims" % len(rows)
 bad = []
 for i, r in enumerate(rows, 2):

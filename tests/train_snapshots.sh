@@ -20,9 +20,10 @@ snap local 1 --topology local --batch 256
 snap ring 2 --topology ring
 snap ps 3 --topology ps --servers 1
 python3 - "$SCRATCH" <<'PY' || fail "the copies"
-import csv, re, sys
+import re, sys
+from psringlib import results
 d = sys.argv[1]
-rows = {n: list(csv.DictReader(open("%s/%s.csv" % (d, n)))) for n in ("local", "ring", "ps")}
+rows = {n: results.read_rows("%s/%s.csv" % (d, n)) for n in ("local", "ring", "ps")}
 for n, rs in rows.items():
     steps, t, acc = [int(r["step"]) for r in rs], [float(r["elapsed_s"]) for r in rs], [float(r["test_accuracy"]) for r in rs]
     assert steps == list(range(0, 25, 4)), (n, steps)                 # 2 epochs of 12 steps: 0, 4, ..., 24
@@ -39,7 +40,9 @@ expect_bad "--snapshot-every and --snapshots go together" --data "$DATA" --snaps
 expect_bad "--snapshot-every and --snapshots go together" --data "$DATA" --snapshots "$SCRATCH/x.bin"
 expect_bad "--snapshot-every must be an integer >= 1" --data "$DATA" --snapshot-every 0 --snapshots "$SCRATCH/x.bin"
 expect_bad "--eval-snapshots $SCRATCH/none.bin: no such file" --data "$DATA" --eval-snapshots "$SCRATCH/none.bin"
-expect_bad "--eval-snapshots tests copies on one process" --data "$DATA" --topology ring --eval-snapshots "$SCRATCH/local.bin"
+expect_bad "--eval-snapshots tests copies on one process" --data "$DATA" --snapshot-every 2 --snapshots "$SCRATCH/y.bin" --eval-snapshots "$SCRATCH/local.bin"
+out=$(timeout 60 $MPIRUN $MPIRUN_FLAGS -np 2 "$TRAIN" --data "$DATA" --topology ring --eval-snapshots "$SCRATCH/local.bin" 2>&1); rc=$?
+[[ $rc != 0 && $(grep -c "psring-train: --eval-snapshots tests copies on one process" <<<"$out") == 1 ]] || fail "eval under mpirun: rc $rc: $out"
 expect_bad "copies of 50890 parameters, --layers 784,32,10 has 25450" --data "$DATA" --layers 784,32,10 --eval-snapshots "$SCRATCH/local.bin"
 head -c 100 "$SCRATCH/local.bin" >"$SCRATCH/cut.bin"
 expect_bad "cut short at step 0" --data "$DATA" --layers 784,64,10 --eval-snapshots "$SCRATCH/cut.bin"

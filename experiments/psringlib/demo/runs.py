@@ -1,7 +1,6 @@
 """runs.py: the demo's runs: the MNIST subset, the emulated demo from plan to verdict, one run
 (its row, corrected by the dilation, with its links' bytes and its epochs), a psring train job
 with the hosts' quotas gated around its start-up, why a run failed, and the loopback sweep."""
-import csv
 import os
 import re
 import shutil
@@ -199,12 +198,16 @@ def accuracy_points(cmd, snaps, out, D):
     quota, nothing on the job's clock), then the end: the final parameters' accuracy at the job's
     wall time (under async and SSP the budget runs out between copies), so that every design's
     curve ends at the same moment of its job. Times over the dilation; accuracy in %."""
-    data = cmd[cmd.index("--data") + 1]
-    ev = subprocess.run([PSRING, "train", "--topology", "local", "--layers", LAYERS, "--data", data, "--test-limit", str(TTA_TEST),
-                         "--eval-snapshots", snaps], capture_output=True, text=True) if os.path.exists(snaps) else None
+    data, table, ev = cmd[cmd.index("--data") + 1], snaps + ".csv", None
+    if os.path.exists(snaps):
+        with open(table, "w") as f:
+            ev = subprocess.run([PSRING, "train", "--topology", "local", "--layers", LAYERS, "--data", data, "--test-limit",
+                                 str(TTA_TEST), "--eval-snapshots", snaps], stdout=f, stderr=subprocess.PIPE, text=True)
     pts = [dict(epoch="", step=r["step"], elapsed_s="%.3f" % (float(r["elapsed_s"]) / D),
                 test_accuracy="%.2f" % (100 * float(r["test_accuracy"])), loss="")
-           for r in (csv.DictReader(ev.stdout.splitlines()) if ev and ev.returncode == 0 else [])]
+           for r in (results.read_rows(table) if ev and ev.returncode == 0 else [])]
+    if os.path.exists(table):
+        os.remove(table)
     if ev is None or ev.returncode != 0:
         print("  its copies could not be tested: %s" % ((ev.stderr.strip() if ev else "") or "no copies written"), flush=True)
     m = next((m for m in map(END_RE.match, (x.strip() for x in (out or "").splitlines())) if m), None)
