@@ -258,7 +258,8 @@ assert open(os.path.join(out, "summary.txt")).read().strip() == text.strip()
 # its step less its exchange), no wait without step samples, each point's exchange (measured: step - 10 ms)
 cal_fix = os.path.join(out, "cal-terms.csv")
 open(cal_fix, "w").write("format,alpha_s,beta_s_per_byte,gamma_s_per_byte,link_rate_bps,dilation\npsring-model-2,1e-05,8e-09,0,1e9,8\n")
-tl = verdict.term_lines(figures.load(csv_path), cal_fix)
+rows_fix = figures.load(csv_path)
+tl = verdict.term_lines(rows_fix, verdict.calibration(cal_fix), verdict.stats.one_worker_compute(rows_fix, lambda r: 0).get(0))
 assert len(tl) == 1 and tl[0].startswith("    its terms over those 9 points, model against measured (ms): compute 10.0 (the step alone) against"
                                           " 10.0, the wait for the slowest 0.0 against 0.0, the exchange ") and tl[0].endswith(" against 1.0-88.0"), tl
 # the bridge: a workload of 1e8 B and 0.5 s a step shares a step of 1e6 B and 10 ms at 1 Gbit/s at 1e9 x 100 x 0.02 = 2 Gbit/s

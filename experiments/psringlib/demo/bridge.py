@@ -29,7 +29,12 @@ def workloads(folder=None):
 
 def rates(n, c, link_bps, folder=None):
     """[(model, gpu, link bits/s)]: each workload's link rate at the demo's bytes-to-compute ratio."""
-    return [(m, g, link_bps * (nw / n) * (c / cw)) for m, g, nw, cw in workloads(folder)]
+    return [x[:3] for x in at_ratio(workloads(folder), n, c, link_bps)]
+
+
+def at_ratio(ws, n, c, link_bps):
+    """[(model, gpu, link bits/s, its bytes a step)] of the workloads ws at the demo's ratio."""
+    return [(m, g, link_bps * (nw / n) * (c / cw), nw) for m, g, nw, cw in ws]
 
 
 def lines(n, c, cal, folder=None):
@@ -37,12 +42,11 @@ def lines(n, c, cal, folder=None):
     middle one's link, a server's sum (gamma_server) and a message (RDMA's alpha) against the
     bytes, beside the demo's own (its calibration)."""
     link = 8 / cal["beta_s_per_byte"]
-    got = sorted(rates(n, c, link, folder), key=lambda x: x[2])
+    got = sorted(at_ratio(workloads(folder), n, c, link), key=lambda x: x[2])
     if not got:
         return []
-    named = ", ".join("%s on %s at %.3g Gbit/s" % (m, g, L / 1e9) for m, g, L in got)
-    m, g, L = got[len(got) // 2]
-    nw = next(w[2] for w in workloads(folder) if w[:2] == (m, g))
+    named = ", ".join("%s on %s at %.3g Gbit/s" % (m, g, L / 1e9) for m, g, L, _ in got)
+    m, g, L, nw = got[len(got) // 2]
     beta = 8 / L
     return ["  A real cluster at this scale model's ratio of bytes to compute (%.2f MB a worker, %.1f ms of compute, %g Gbit/s"
             " links; every design's bytes scale with it): %s." % (n / 1e6, c * 1e3, link / 1e9, named),

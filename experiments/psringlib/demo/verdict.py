@@ -65,6 +65,7 @@ def summary(out, csv_path, cal_path, o):
     per = rounds(rows, by_label_n, lambda r: float(r["samples_per_s"]), base_rows)
     alone = [float(r["samples_per_s"]) for r in rows if stats.step_alone(r) and not r.get("error")]
     Ns = sorted({k[1] for k in thr})
+    cal, c1 = calibration(cal_path), stats.one_worker_compute(rows, lambda r: 0).get(0)   # the model's terms and the bridge
     lines = ["What the demo shows (1-core hosts at %s, %s, %s, batch %d per worker, fp16, %d KiB ring chunks, %d KiB PS slices):"
              % (o["rate"], dilations(rows), LAYERS, BATCH, RING_CHUNK_KB, PS_CHUNK_KB)]
     ok = {results.run_key(r) for r in rows if not r.get("error")}
@@ -131,12 +132,12 @@ def summary(out, csv_path, cal_path, o):
                      % (measured, "from k=%d" % mbeat if mbeat else "none up to k=%d" % max(ks) if mk else "not compared", 16 / 6))
     if cr:
         lines += model_errors(cr, "the step alone on a full core" if alone else "the one-worker runs (no step alone)")
-        lines += term_lines(rows, cal_path)
+        lines += term_lines(rows, cal, c1)
         agree = sum(1 for N in Ns if N >= 2 and ((m := model_winner(cr, N)) is None or m & leader.get(N, set())))
         lines.append("  The model names the same winner at %d of %d worker counts." % (agree, sum(1 for N in Ns if N >= 2)))
     lines += predict.check_lines(out, rows, leader)
     lines += tta_lines(os.path.join(out, "demo.epochs.csv"))
-    lines += bridge_lines(rows, cal_path)
+    lines += bridge_lines(rows, cal, c1)
     lines.append("  Each design at its best (the ring with --overlap, BytePS' summation servers, GPU hosts), where bytes"
                  " dominate: psring demo --best (DIR/best/summary.txt).")
     lines += ["  What this shows: on links of %s, one server's link carries N gradients each way and saturates; the ring" % o["rate"],
@@ -157,12 +158,12 @@ def calibration(cal_path):
         return None
 
 
-def term_lines(rows, cal_path):
+def term_lines(rows, cal, one):
     """What each term of the model's step predicted and what the runs measured, over the sweep's
     points at N >= 2 (medians of each point's repeats): compute (the step alone's; measured: the
     step less exchange and wait), the wait for the slowest, and the exchange; where two terms err
-    in opposite directions the step's agreement hides it, so the exchange's is the one to quote."""
-    cal, one = calibration(cal_path), stats.one_worker_compute(rows, lambda r: 0).get(0)
+    in opposite directions the step's agreement hides it, so the exchange's is the one to quote.
+    cal: the calibration (None: no lines); one: (compute s, step samples) of one worker."""
     pts = {}
     for r in rows:
         if base_rows(r) and r["_N"] >= 2 and not r.get("error"):
@@ -184,9 +185,8 @@ def term_lines(rows, cal_path):
                                                                             span("wait", 0), span("wait", 1), span("exchange", 0), span("exchange", 1))]
 
 
-def bridge_lines(rows, cal_path):
+def bridge_lines(rows, cal, one):
     """Which real workloads share this scale model's ratio of bytes to compute (bridge.py)."""
-    cal, one = calibration(cal_path), stats.one_worker_compute(rows, lambda r: 0).get(0)
     params = next((float(r["params"]) for r in rows if not r.get("error") and r.get("params")), 0)
     return bridge.lines(params * 2, one[0], cal) if cal and one and params else []
 
