@@ -8,6 +8,13 @@ tests_test_train_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAG
 tests_test_train_LDADD = $(PSRING_CUDA_FIRST) $(PSRING_LIBS) $(CHECK_LIBS) $(PSRING_EXTERNAL_LIBS) $(PSRING_CUDA_LAST)
 TESTS += tests/test_train tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
 EXTRA_DIST += tests/common.sh tests/train_cli.sh tests/train_resume.sh tests/train_learns.sh
+# tests in Python (tests/*.py: unittest, one named test a check, run verbosely so the log names each
+# that failed) share tests/common.py as the shell tests share common.sh; each module is one test
+TEST_EXTENSIONS = .py
+PY_LOG_COMPILER = $(PYTHON3)
+# -B: no __pycache__ of tests/common.py beside it (the helper keeps its own commands from writing one)
+AM_PY_LOG_FLAGS = -B
+EXTRA_DIST += tests/common.py
 # a run on a sample budget (PS async: train's budget driver) resumes bit for bit
 TESTS += tests/train_budget_resume.sh
 EXTRA_DIST += tests/train_budget_resume.sh
