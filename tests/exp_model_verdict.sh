@@ -45,7 +45,7 @@ grep -q "^winner: ring, 1.68% faster than ps-0: too close to call (under $E%, th
 # compute 1 ms: 2.54 / 2.02 - 1 = 25.74%: decided
 "$MODEL" "${A[@]}" --compute-ms 1 | grep -q "^winner: ring, 25.74% faster than ps-0: decided (over $E%" || fail "--advise, a margin of 25.74%"
 # compute 10 ms: 11.54 / 11.02 - 1 = 4.72%: too close under the shipped points' median (over 4.72%), decided under that of
-# a points file whose median is 3.74% (the fixture's, tests/exp_model_scale.sh): read afresh, not a constant
+# a points file whose median is 3.74% (the fixture's, tests/exp_model_published.py): read afresh, not a constant
 awk -v e="$E" 'BEGIN { exit !(e > 4.72) }' || fail "the shipped median error $E% no longer exceeds this case's 4.72%: pick another compute"
 "$MODEL" "${A[@]}" --compute-ms 10 | grep -q "^winner: ring, 4.72% faster than ps-0: too close to call" || fail "--advise, 4.72% against $E%"
 mkdir -p "$SCRATCH/data" && cp "$TOP_SRCDIR/tests/fixtures/published_small.csv" "$SCRATCH/data/published-scaling.csv"
