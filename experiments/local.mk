@@ -5,7 +5,7 @@
 # Makefile.am). The LD_PRELOAD shims they use live in src/shim.
 
 EXP_TESTS = tests/exp_cli.sh tests/exp_csv.py tests/exp_model.py tests/exp_model_scale.py tests/exp_model_published.py tests/exp_model_verdict.sh \
-  tests/exp_demo.sh tests/exp_demo_best.py tests/exp_plot.py tests/exp_timeline.sh \
+  tests/exp_demo.py tests/exp_demo_plan.py tests/exp_demo_verdict.py tests/exp_demo_figures.py tests/exp_demo_best.py tests/exp_plot.py tests/exp_timeline.sh \
   tests/exp_sweep_resume.sh tests/exp_sweep_mps.sh tests/exp_wait.sh tests/gpu_check.sh
 TESTS += $(EXP_TESTS)
 EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_small.epochs.csv tests/fixtures/sweep_gpu.csv \

@@ -14,7 +14,7 @@ TEST_EXTENSIONS = .py
 PY_LOG_COMPILER = $(PYTHON3)
 # -B: no __pycache__ of tests/common.py beside it (the helper keeps its own commands from writing one)
 AM_PY_LOG_FLAGS = -B
-EXTRA_DIST += tests/common.py
+EXTRA_DIST += tests/common.py tests/demo_fixture.py
 # a run on a sample budget (PS async: train's budget driver) resumes bit for bit
 TESTS += tests/train_budget_resume.sh
 EXTRA_DIST += tests/train_budget_resume.sh
