@@ -39,18 +39,40 @@ for want in "ring +0 +0.000 +2 +31.020 +1.020 +4126 +2063" "ps-0 +0 +0.000 +2 +3
   grep -Eq "^$want|$want" "$SCRATCH/close" || fail "--advise: no '$want' in $(cat "$SCRATCH/close")"
 done
 [[ $(grep -cE '^(ring|hier|ps-|byteps-)' "$SCRATCH/close") == 4 ]] || fail "--advise: not 4 designs (G = 1: no hier): $(cat "$SCRATCH/close")"
+# the winner, the runner-up and the margin are psringlib.published.verdict's on the designs' steps (the table's
+# step_ms); the winner line must print that margin and threshold, and call it as the margin against the threshold
+# says. WANT% is the margin by hand, checked within half its last printed digit: 1 - a/b for b/a - 1 misses by more
+verdict_check() { # OUTPUT WANT% close|decided E% POINTS
+  python3 - "$@" <<'PY'
+import re, sys
+from psringlib import published
+text, want, call, e, npts = open(sys.argv[1]).read(), float(sys.argv[2]), sys.argv[3], float(sys.argv[4]), int(sys.argv[5])
+steps = {m[0]: float(m[1]) for m in re.findall(r"^(ring|hier|ps-\S+|byteps-\S+) +\d+ +[\d.]+ +\d+ +([\d.]+) ", text, re.M)}
+win, second, margin, close = published.verdict(steps, e / 100)
+assert (win, second) == ("ring", "ps-0"), "winner %s, runner-up %s: %s" % (win, second, steps)
+assert abs(100 * margin - want) < 0.005, "margin %.4f%%, want %.2f%%: %s" % (100 * margin, want, steps)
+assert close == (call == "close"), "margin %.4f%% against %.2f%%: close %s, want %s" % (100 * margin, e, close, call)
+line = next(l for l in text.splitlines() if l.startswith("winner:"))
+words = re.findall(r"[a-z][\w-]*", line)
+assert win in words and second in words and words.index(win) < words.index(second), "%s: want %s, then %s" % (line, win, second)
+nums = [float(x) for x in re.findall(r"\d+\.\d+", line)]
+assert round(100 * margin, 2) in nums, "%s: want the margin %.2f" % (line, 100 * margin)
+assert round(e, 2) in nums, "%s: want the threshold %.2f" % (line, e)
+assert npts in [int(x) for x in re.findall(r"(?<![\d.])\d+(?![\d.])", line)], "%s: want %d points" % (line, npts)
+assert ("too close to call" in line) == close, "%s: want %s" % (line, call)
+assert ("decided" in line) != close, "%s: want %s" % (line, call)
+PY
+}
 # compute 30 ms: the ring is 31.54 / 31.02 - 1 = 1.68% faster than ps-0, under the median error: too close to call
-grep -q "^winner: ring, 1.68% faster than ps-0: too close to call (under $E%, the model's median error on $P published points)" "$SCRATCH/close" \
-  || fail "--advise, a margin of 1.68%: $(tail -2 "$SCRATCH/close")"
+verdict_check "$SCRATCH/close" 1.68 close "$E" "$P" || fail "--advise, a margin of 1.68%: $(tail -2 "$SCRATCH/close")"
 # compute 1 ms: 2.54 / 2.02 - 1 = 25.74%: decided
-"$MODEL" "${A[@]}" --compute-ms 1 | grep -q "^winner: ring, 25.74% faster than ps-0: decided (over $E%" || fail "--advise, a margin of 25.74%"
+"$MODEL" "${A[@]}" --compute-ms 1 >"$SCRATCH/c1" && verdict_check "$SCRATCH/c1" 25.74 decided "$E" "$P" || fail "--advise, a margin of 25.74%"
 # compute 10 ms: 11.54 / 11.02 - 1 = 4.72%: too close under the shipped points' median (over 4.72%), decided under that of
 # a points file whose median is 3.74% (the fixture's, tests/exp_model_published.py): read afresh, not a constant
 awk -v e="$E" 'BEGIN { exit !(e > 4.72) }' || fail "the shipped median error $E% no longer exceeds this case's 4.72%: pick another compute"
-"$MODEL" "${A[@]}" --compute-ms 10 | grep -q "^winner: ring, 4.72% faster than ps-0: too close to call" || fail "--advise, 4.72% against $E%"
+"$MODEL" "${A[@]}" --compute-ms 10 >"$SCRATCH/c10" && verdict_check "$SCRATCH/c10" 4.72 close "$E" "$P" || fail "--advise, 4.72% against $E%"
 mkdir -p "$SCRATCH/data" && cp "$TOP_SRCDIR/tests/fixtures/published_small.csv" "$SCRATCH/data/published-scaling.csv"
-PSRING_DATADIR="$SCRATCH/data" "$MODEL" "${A[@]}" --compute-ms 10 \
-  | grep -q "^winner: ring, 4.72% faster than ps-0: decided (over 3.74%, the model's median error on 4 published points)" \
+PSRING_DATADIR="$SCRATCH/data" "$MODEL" "${A[@]}" --compute-ms 10 >"$SCRATCH/c10f" && verdict_check "$SCRATCH/c10f" 4.72 decided 3.74 4 \
   || fail "--advise: the threshold is not the points file's median"
 # hosts of 2 GPUs add hier; up to H server hosts by default; byteps-2 (x* = 1 at k = H) is ps-lite-2, not listed twice
 got=$("$MODEL" --advise --hosts 2 --gpus-per-host 2 --model resnet50 --link-rate 25gbit --transport tcp | awk '/^(ring|hier|ps-|byteps-)/ { printf "%s:%s ", $1, $4 }')
