@@ -16,7 +16,6 @@
 #include "ring_exchange_impl.h"
 #include "common/half.h"
 #include "common/check.h"
-#include "common/fingerprint.h"
 #include "common/mpi_check.h"
 #include "common/timeline.h"
 #include "common/timer.h"
@@ -266,9 +265,7 @@ static void ringex_free(exchange_t *ex) {
     ring_free(&x->ring);
     if (x->half_sum != MPI_OP_NULL) mpiCheck(MPI_Op_free(&x->half_sum));
     mpiCheck(MPI_Comm_free(&x->comm));
-    int fin = 0;
-    MPI_Finalized(&fin);
-    if (x->started_mpi && !fin) mpiCheck(MPI_Finalize());
+    startup_finalize(&x->startup);
     free(x->state);
     free(x->half);
     free(x);
@@ -287,39 +284,55 @@ static const exchange_ops_t ring_ops = {
     .grads_alloc = ring_grads_alloc, .grads_free = ring_grads_free, .report = ring_report,
 };
 
+/* The ring's start-up (startup.h): every process a worker, one role. The overlap thread makes
+ * MPI calls while the main thread waits (never both at once, the mutex serialises them), so
+ * SERIALIZED would do; ask MULTIPLE and accept SERIALIZED. No deadline: mpirun ends a ring job
+ * whose process dies (no --enable-recovery). */
+static void ring_startup(exchange_t *ex, ringex_t *x, const ring_config_t *c, size_t count) {
+    const startup_spec_t spec = {
+        .who = "ring", .fingerprint = c->fingerprint, .count = count,
+        .thread_want = c->overlap ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
+        .thread_need = c->overlap ? MPI_THREAD_SERIALIZED : MPI_THREAD_FUNNELED,
+        .why_need = "--overlap needs MPI_THREAD_SERIALIZED",
+    };
+    startup_begin(&x->startup, &spec);
+    startup_local(&x->startup, STARTUP_ONE_ROLE);
+    ex->rank = ex->process_rank = x->startup.rank;
+    ex->world_size = ex->process_count = x->startup.size;
+    ex->local_rank = x->startup.local_rank;
+    ex->local_size = x->startup.local_size;
+    ex->is_worker = 1;
+}
+
+/* --stall-warn: rank 0 watches, every rank reports on a communicator of its own */
+static void stall_start(exchange_t *ex, ringex_t *x, double stall_warn) {
+    if (!(stall_warn > 0 && ex->world_size > 1)) return;
+    if (ex->rank == 0) stall_watch_init(&x->stall, ex->world_size, stall_warn);
+    x->stall.warn = stall_warn;
+    mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &x->stall_comm));
+    x->stall_req = xcalloc((size_t)ex->world_size, sizeof(MPI_Request));
+    x->stall_got = xcalloc((size_t)ex->world_size, sizeof(long));
+    x->stall_in = xcalloc((size_t)ex->world_size, 1);
+}
+
+/* Horovod's Adasum takes dot products per tensor: the optimizer's layout names them (W0 b0 W1 b1
+ * ..., each a contiguous range, mlp.h); exits 2 on a non-power-of-two worker count */
+static void adasum_start(exchange_t *ex, ringex_t *x, size_t count) {
+    const optim_config_t *oc = &ex->optim;
+    size_t toff[OPTIM_MAX_SEGMENTS + 1];
+    int nt = oc->nseg;
+    for (int k = 0; k < nt; k++) toff[k] = oc->seg_lo[k];
+    toff[nt] = nt ? oc->seg_lo[nt - 1] + oc->seg_len[nt - 1] : 0;
+    if (toff[nt] != count) die("ring exchange: --op adasum: the layers give %zu parameters, the exchange has %zu", toff[nt], count);
+    adasum_init(&x->adasum, MPI_COMM_WORLD, count, toff, nt);
+}
+
 exchange_t *exchange_ring_create(const ring_config_t *c, size_t count) {
-    int inited = 0, started = 0;
-    mpiCheck(MPI_Initialized(&inited));
-    if (!inited) {
-        /* the overlap thread makes MPI calls while the main thread waits (never both at once, the
-         * mutex serialises them), so SERIALIZED would do; ask MULTIPLE and accept SERIALIZED */
-        int want = c->overlap ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, got = 0;
-        mpiCheck(MPI_Init_thread(NULL, NULL, want, &got));
-        int need = c->overlap ? MPI_THREAD_SERIALIZED : MPI_THREAD_FUNNELED;
-        if (got < need) {
-            fprintf(stderr, "psring: ring: --overlap needs MPI_THREAD_SERIALIZED, this MPI gives level %d\n", got);
-            MPI_Abort(MPI_COMM_WORLD, EXIT_BADINPUT);
-        }
-        started = 1;
-    }
     exchange_t *ex = xcalloc(1, sizeof *ex);
     ringex_t *x = xcalloc(1, sizeof *x);
     ex->impl = x;
     ex->ops = c->overlap ? &ring_ops_overlap : &ring_ops;
-    x->started_mpi = started;
-    mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &ex->rank));
-    mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &ex->world_size));
-    ex->process_rank = ex->rank;
-    ex->process_count = ex->world_size;
-    ex->is_worker = 1;
-    /* the same options and model everywhere, before any collective on the gradient: a mismatch is
-     * one clear line and exit 2 rather than a hang or a garbled sum */
-    fingerprint_check("ring", c->fingerprint, count, started);
-    MPI_Comm node;
-    mpiCheck(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ex->rank, MPI_INFO_NULL, &node));
-    mpiCheck(MPI_Comm_rank(node, &ex->local_rank));
-    mpiCheck(MPI_Comm_size(node, &ex->local_size));
-    mpiCheck(MPI_Comm_free(&node));
+    ring_startup(ex, x, c, count);
     mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &x->comm));
     mpiCheck(MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN));
 
@@ -331,14 +344,7 @@ exchange_t *exchange_ring_create(const ring_config_t *c, size_t count) {
     x->fp16 = c->fp16;
     x->overlap = c->overlap;
     x->half_sum = MPI_OP_NULL;
-    if (c->stall_warn > 0 && ex->world_size > 1) {
-        if (ex->rank == 0) stall_watch_init(&x->stall, ex->world_size, c->stall_warn);
-        x->stall.warn = c->stall_warn;
-        mpiCheck(MPI_Comm_dup(MPI_COMM_WORLD, &x->stall_comm));
-        x->stall_req = xcalloc((size_t)ex->world_size, sizeof(MPI_Request));
-        x->stall_got = xcalloc((size_t)ex->world_size, sizeof(long));
-        x->stall_in = xcalloc((size_t)ex->world_size, 1);
-    }
+    stall_start(ex, x, c->stall_warn);
     size_t chunk_bytes = (size_t)(c->chunk_kb > 0 ? c->chunk_kb : 0) * 1024;
     ring_init(&x->ring, MPI_COMM_WORLD, count, chunk_bytes);
     if (x->allreduce == ALLREDUCE_MPI && x->fp16) {
@@ -347,17 +353,7 @@ exchange_t *exchange_ring_create(const ring_config_t *c, size_t count) {
     }
     if (x->overlap) ring_overlap_start(ex, c->bucket_mb, chunk_bytes);
     x->op = c->op;
-    if (x->op == RING_OP_ADASUM) {
-        /* Horovod's Adasum takes dot products per tensor: the optimizer's layout names them (W0 b0
-         * W1 b1 ..., each a contiguous range, mlp.h); exits 2 on a non-power-of-two worker count */
-        const optim_config_t *oc = &ex->optim;
-        size_t toff[OPTIM_MAX_SEGMENTS + 1];
-        int nt = oc->nseg;
-        for (int k = 0; k < nt; k++) toff[k] = oc->seg_lo[k];
-        toff[nt] = nt ? oc->seg_lo[nt - 1] + oc->seg_len[nt - 1] : 0;
-        if (toff[nt] != count) die("ring exchange: --op adasum: the layers give %zu parameters, the exchange has %zu", toff[nt], count);
-        adasum_init(&x->adasum, MPI_COMM_WORLD, count, toff, nt);
-    }
+    if (x->op == RING_OP_ADASUM) adasum_start(ex, x, count);
     if (c->hierarchical) {
         x->hier_on = 1;
         hier_init(&x->hier, MPI_COMM_WORLD, count, chunk_bytes, hier_local_size_from_env());

@@ -1,6 +1,7 @@
 /* ring_exchange.h: the ring topology as an exchange (exchange.h), built from a ring_config_t.
- * Both constructors start MPI if nobody has, check that every rank got the same fingerprint and
- * model size (exit 2 naming the ranks otherwise) and return the exchange, or exit the job. */
+ * Both constructors start MPI if nobody has (exchange/startup.h), check that every rank got the
+ * same fingerprint and model size (exit 2 naming the ranks otherwise) and return the exchange, or
+ * exit the job. */
 #ifndef PSRING_RING_EXCHANGE_H
 #define PSRING_RING_EXCHANGE_H
 #include <stddef.h>

@@ -10,6 +10,7 @@
 #include "ring_ops.h"
 #include "ring_exchange.h"
 #include "common/stall.h"
+#include "exchange/startup.h"
 #include <pthread.h>
 #include <stdio.h>
 
@@ -62,7 +63,7 @@ typedef struct {
     int fp16, overlap;
     uint16_t *half;          /* --allreduce mpi --fp16: the wire buffer */
     MPI_Op half_sum;
-    int started_mpi;
+    startup_t startup;       /* rank, size, local rank; whether we finalize MPI */
     float *params_seen;      /* the trainer's parameter buffer (sync_params/step), for state_get/set */
     overlap_t ov;
     ring_op_t op;            /* --op */
