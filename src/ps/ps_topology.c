@@ -129,7 +129,7 @@ static void ps_launch(const void *cfg, topology_launch_t *l) {
     const ps_flags_t *f = cfg;
     l->servers = ps_servers(f);
     l->cluster_bind = !f->bind[0];                  /* servers publish the address they bind */
-    l->peer_timeout = f->peer_timeout > 0 ? 0 : 10;  /* the exchange's default, ps_exchange.c */
+    l->peer_timeout = f->peer_timeout > 0 ? 0 : 10;  /* the exchange's default, ps_startup.c */
     l->recovery = f->sync == SYNC_ASYNC;             /* async outlives a dead worker */
 }
 
