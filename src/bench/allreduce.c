@@ -25,6 +25,7 @@
 #include "common/check.h"
 #include "train_step.h"
 #include "common/parse.h"
+#include "common/stringify.h"
 #include "bench_driver.h"
 #include "allreduce_cuda.h"   /* --device cuda: called in --with-cuda builds only */
 #include <math.h>
@@ -96,7 +97,7 @@ static void ar_check(void *own, const bench_opts_t *o, int nranks) {
     if (o->max_bytes / sizeof(float) > (size_t)0x7fffffff) bench_refuse("-e: at most 8G (MPI int counts)%s", "");
 }
 
-static ar_opts_t ar = { .check = 1, .impl_ring = 1, .impl_mpi = 1, .chunk_kb = (int)(RING_DEFAULT_CHUNK_BYTES / 1024),
+static ar_opts_t ar = { .check = 1, .impl_ring = 1, .impl_mpi = 1, .chunk_kb = RING_DEFAULT_CHUNK_KB,
                         .impl_arg = "both" };
 static const bench_spec_t ar_spec = {
     .prog = "psring-bench-allreduce",
@@ -112,7 +113,7 @@ static const bench_spec_t ar_spec = {
 "      --device cpu|cuda buffers in host memory, or in GPU memory with each rank on GPU\n"
 "                        local_rank % device_count (ring on the device, mpi direct or staged) (cpu)\n"
 "      --fp16            the ring sends halves (accumulates in float); mpi stays float\n"
-"      --chunk-kb K      ring pipeline chunk in KiB (default 1024)\n",
+"      --chunk-kb K      ring pipeline chunk in KiB (default " STRINGIFY(RING_DEFAULT_CHUNK_KB) ")\n",
     .help_csv = "rank 0",
     .help_pacing =
 "      --compute-us U    before each timed call every rank works U us of CPU time, then a barrier (a\n"

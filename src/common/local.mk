@@ -11,7 +11,8 @@ src_common_libcommon_a_SOURCES = src/common/check.c src/common/mpi_check.c src/c
 src_common_libcommon_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 noinst_HEADERS += src/common/check.h src/common/rng.h src/common/timer.h src/common/mpi_check.h \
   src/common/timeline.h src/common/parse.h src/common/fingerprint.h src/common/stall.h \
-  src/common/watchdog.h src/common/half.h src/common/opttab.h src/common/accel_share.h
+  src/common/watchdog.h src/common/half.h src/common/opttab.h src/common/accel_share.h \
+  src/common/stringify.h
 
 # --with-cuda: what every layer's GPU code shares (cuda_mem.h: device pinning, device buffers,
 # pinned host memory; cuda_check.h; cuda_launch.h), compiled by nvcc into its own library so that

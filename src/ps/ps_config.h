@@ -38,10 +38,12 @@ typedef struct {
     int quiet;                  /* no informational lines */
 } ps_config_t;
 
-/* --ps-chunk-kb default: bsp slices of 1 MiB (measured: docs/ps.md, Benchmark) */
+/* --ps-chunk-kb default: bsp slices of 1 MiB (why: docs/ps.md, Benchmark) */
 #define PS_CHUNK_KB_DEFAULT 1024
 /* --ps-credit default: two slices of a shard on the way per worker (docs/ps.md, Credit) */
 #define PS_CREDIT_DEFAULT 2
+/* --peer-timeout default in seconds: a peer silent this long counts as dead */
+#define PS_PEER_TIMEOUT_DEFAULT 10
 
 static inline const char *ps_sync_name(sync_mode_t s) {
     switch (s) {

@@ -144,7 +144,7 @@ static void start_worker(exchange_t *ex, const ps_config_t *c, size_t count, cha
 }
 
 exchange_t *exchange_ps_create(const ps_config_t *c, size_t count) {
-    const double timeout = c->peer_timeout > 0 ? c->peer_timeout : 10;
+    const double timeout = c->peer_timeout > 0 ? c->peer_timeout : PS_PEER_TIMEOUT_DEFAULT;
     const startup_spec_t spec = {
         .who = "ps", .fingerprint = c->fingerprint, .count = count, .thread_want = MPI_THREAD_FUNNELED,
         .thread_need = MPI_THREAD_SINGLE, .deadline_s = startup_deadline(timeout),

@@ -8,6 +8,7 @@
 #include "ps/ps_config.h"
 #include "ps/ps_exchange.h"
 #include "ps/placement.h"
+#include "common/stringify.h"
 
 typedef struct {
     int servers, sync, staleness, transport, fp16, chunk_kb, credit, mode, byteps, overlap;
@@ -43,16 +44,16 @@ static const opttab_row_t ps_rows[] = {
     OPT_CHOICE("transport", AT(transport), transport_words, OPT_AGREE, "--transport tcp|ipc", "ZeroMQ transport (default tcp)"),
     OPT_STRING("bind", AT(bind), "needs an address (e.g. 127.0.0.1 or 10.0.0.5)", OPT_PER_RANK, "--bind ADDR|CIDR|IFACE|auto", "address servers bind to; a subnet (10.99.0.0/24) or an interface\n"
            "name picks each server host's own address there (default 127.0.0.1)"),
-    OPT_FLOAT("peer-timeout", AT(peer_timeout), 0.1, 86400, "must be a number of seconds in [0.1, 86400]", OPT_PER_RANK, "--peer-timeout SEC", "a silent peer is declared dead after SEC seconds (default 10)"),
+    OPT_FLOAT("peer-timeout", AT(peer_timeout), 0.1, 86400, "must be a number of seconds in [0.1, 86400]", OPT_PER_RANK, "--peer-timeout SEC", "a silent peer is declared dead after SEC seconds (default " STRINGIFY(PS_PEER_TIMEOUT_DEFAULT) ")"),
     OPT_FLAG("fp16", AT(fp16), OPT_AGREE, "--fp16", "gradients and parameters travel as IEEE half"),
     /* CURVE on one side only would end in a handshake stall: on or off must agree */
     OPT_STRING("ps-auth", AT(auth), "needs a keyfile path (psring keygen FILE makes one)", OPT_AGREE_SET, "--ps-auth KEYFILE", "CurveZMQ: servers accept only workers holding KEYFILE (psring keygen)"),
     OPT_INT("ps-chunk-kb", AT(chunk_kb), 0, 1 << 20, "must be an integer in 0..1048576 (0 = whole shards)", OPT_AGREE, "--ps-chunk-kb K", "bsp: push, apply and answer each shard in K KiB slices, overlapping the\n"
            "server's apply and reply with later slices' arrival; 0 = whole shards\n"
-           "(default 1024; LARS always uses whole shards)"),
+           "(default " STRINGIFY(PS_CHUNK_KB_DEFAULT) "; LARS always uses whole shards)"),
     OPT_INT("ps-credit", AT(credit), 0, 1 << 20, "must be an integer in 0..1048576 (0 = every slice at once)", OPT_PER_RANK, "--ps-credit C", "bsp: a worker keeps at most C slices of each shard on the way and sends\n"
            "the next as an answer returns (BytePS' scheduling credit), so slices\n"
-           "reach the server together; 0 = all at once (default 2)"),
+           "reach the server together; 0 = all at once (default " STRINGIFY(PS_CREDIT_DEFAULT) ")"),
 };
 
 static void ps_defaults(void *cfg) {
@@ -129,7 +130,7 @@ static void ps_launch(const void *cfg, topology_launch_t *l) {
     const ps_flags_t *f = cfg;
     l->servers = ps_servers(f);
     l->cluster_bind = !f->bind[0];                  /* servers publish the address they bind */
-    l->peer_timeout = f->peer_timeout > 0 ? 0 : 10;  /* the exchange's default, ps_startup.c */
+    l->peer_timeout = f->peer_timeout > 0 ? 0 : PS_PEER_TIMEOUT_DEFAULT;  /* the exchange's default */
     l->recovery = f->sync == SYNC_ASYNC;             /* async outlives a dead worker */
 }
 

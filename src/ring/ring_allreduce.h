@@ -17,7 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RING_DEFAULT_CHUNK_BYTES (1024u * 1024u)   /* best at 16 MiB, np 2 and 4, on the 2-core VMs */
+/* the pipeline chunk of ring_init(..., 0) and psring-bench-allreduce's --chunk-kb default, 1 MiB
+ * (why: docs/results/lab-notes-src.md, section "src/ring/ring_allreduce.h: the library's chunk");
+ * psring-train's ring has its own, RING_CHUNK_KB_DEFAULT (ring_config.h) */
+#define RING_DEFAULT_CHUNK_KB 1024
+#define RING_DEFAULT_CHUNK_BYTES (RING_DEFAULT_CHUNK_KB * 1024u)
 #define RING_DEFAULT_WINDOW 4
 
 typedef struct {

@@ -7,6 +7,11 @@
 #include <stdint.h>
 #include "model/optim.h"
 
+/* psring-train's --chunk-kb default, 256 KiB: smaller chunks pipeline small buffers better
+ * (docs/ring.md); the library's own default for a chunk of 0 is RING_DEFAULT_CHUNK_KB
+ * (ring_allreduce.h) */
+#define RING_CHUNK_KB_DEFAULT 256
+
 typedef enum { ALLREDUCE_RING, ALLREDUCE_MPI, ALLREDUCE_NCCL } allreduce_impl_t;   /* nccl: the GPU only */
 typedef enum { RING_OP_AVERAGE, RING_OP_SUM, RING_OP_ADASUM } ring_op_t;
 

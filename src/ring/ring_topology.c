@@ -6,6 +6,7 @@
 #include "exchange/topology.h"
 #include "ring/ring_config.h"
 #include "ring/ring_exchange.h"
+#include "common/stringify.h"
 
 typedef struct {
     int allreduce, op, fp16, overlap, chunk_kb, autotune, hierarchical;
@@ -23,7 +24,7 @@ static const opttab_row_t ring_rows[] = {
     OPT_FLAG("fp16", AT(fp16), OPT_AGREE, "--fp16", "gradients travel as IEEE half, accumulate in float"),
     OPT_FLAG("overlap", AT(overlap), OPT_AGREE, "--overlap", "exchange finished layers while backward continues"),
     OPT_FLOAT("bucket-mb", AT(bucket_mb), 1.0 / 1024, 4096, "must be a number in [1/1024, 4096]", OPT_AGREE, "--bucket-mb X", "fusion bucket for --overlap (default 4)"),
-    OPT_INT("chunk-kb", AT(chunk_kb), 1, 1 << 20, "must be an integer in 1..1048576", OPT_AGREE, "--chunk-kb X", "ring pipeline chunk (default 256)"),
+    OPT_INT("chunk-kb", AT(chunk_kb), 1, 1 << 20, "must be an integer in 1..1048576", OPT_AGREE, "--chunk-kb X", "ring pipeline chunk (default " STRINGIFY(RING_CHUNK_KB_DEFAULT) ")"),
     OPT_CHOICE("op", AT(op), op_words, OPT_AGREE, "--op average|sum|adasum", "combine the gradients: mean, plain sum (scale --lr yourself), or\n"
            "Adasum (pairwise adaptive sum, power-of-two workers) (default average)"),
     OPT_FLAG("autotune", AT(autotune), OPT_AGREE, "--autotune", "with --overlap: try bucket and chunk sizes in the first steps, keep the fastest"),
@@ -33,7 +34,7 @@ static const opttab_row_t ring_rows[] = {
 
 static void ring_defaults(void *cfg) {
     ring_flags_t *f = cfg;
-    *f = (ring_flags_t){ .allreduce = ALLREDUCE_RING, .op = RING_OP_AVERAGE, .bucket_mb = 4.0f, .chunk_kb = 256 };
+    *f = (ring_flags_t){ .allreduce = ALLREDUCE_RING, .op = RING_OP_AVERAGE, .bucket_mb = 4.0f, .chunk_kb = RING_CHUNK_KB_DEFAULT };
 }
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
