@@ -21,7 +21,8 @@
 
 /* rows requested from memory ahead of the one being converted: a row is 13 cache lines, and the
  * divisions' latency otherwise keeps the out-of-order core from reaching the next row's misses
- * (measured: 28 us for 64 rows without, 5 us with, AVX-512 copy, MNIST rows evicted from cache) */
+ * (docs/results/lab-notes-src.md, section "src/data/batch.c: rows prefetched ahead of the
+ * conversion") */
 #define BATCH_PREFETCH_ROWS 4
 
 static inline void prefetch_row(const uint8_t *row, size_t dim) {

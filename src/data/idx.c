@@ -230,10 +230,10 @@ static int idx_find(char *path, size_t pathlen, const char *dir, const char *nam
 }
 
 /* Training reads the pixels in random rows from a block far larger than the caches, so most rows
- * of a batch also miss the TLB; on 2 MB pages those page walks mostly go away (measured on
- * MNIST, 64-row batches: gather 18 -> 13 us). Linux backs memory with huge pages only where
- * madvise asks for it (THP "madvise", Debian's default), and only when it is asked before the
- * pages are first touched, hence a fresh block. The advice is best effort: where it is refused,
+ * of a batch also miss the TLB; on 2 MB pages those page walks mostly go away
+ * (docs/results/lab-notes-src.md, section "src/data/idx.c: the pixels on 2 MB pages"). Linux
+ * backs memory with huge pages only where madvise asks for it (THP "madvise", Debian's default),
+ * and only when it is asked before the pages are first touched, hence a fresh block. The advice is best effort: where it is refused,
  * ordinary pages hold the same bytes, so its result is deliberately not checked. */
 static uint8_t *pixels_alloc(size_t n) {
 #ifdef MADV_HUGEPAGE
