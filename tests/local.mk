@@ -30,11 +30,11 @@ tests_test_timeline_SOURCES = tests/test_timeline.c
 tests_test_timeline_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_timeline_LDADD = src/common/libcommon.a $(CHECK_LIBS) -lpthread -lm
 TESTS += tests/test_timeline
-# an emulated GPU host's two CPU shares (src/common/accel_share.c): the compute thread's moves
+# an emulated GPU host's two CPU shares (src/train/accel_share.c): the compute thread's moves
 check_PROGRAMS += tests/test_accel_share
 tests_test_accel_share_SOURCES = tests/test_accel_share.c
 tests_test_accel_share_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_accel_share_LDADD = src/common/libcommon.a $(CHECK_LIBS) -lpthread -lm
+tests_test_accel_share_LDADD = src/train/libtrain.a src/common/libcommon.a $(CHECK_LIBS) -lpthread -lm
 TESTS += tests/test_accel_share
 # the layering of src/: common <- exchange <- ring, ps <- train, ring and ps not each other (#includes, nm)
 TESTS += tests/src_layers.sh

@@ -1,5 +1,5 @@
 /* test_accel_share.c: the compute thread's moves between an emulated GPU host's two CPU shares
- * (src/common/accel_share.c). Plain folders with a `tasks` (v1) or `cgroup.threads` (v2) file stand
+ * (src/train/accel_share.c). Plain folders with a `tasks` (v1) or `cgroup.threads` (v2) file stand
  * in for the groups, so the writes can be counted: two per step, the thread's TID each time, none
  * without the variables. A missing group is one line naming it; through the environment, exit 1.
  * As root with a writable cgroup v1 cpu mount, the same moves between two real groups, read back
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "common/accel_share.h"
+#include "train/accel_share.h"
 #include "unit.h"
 
 /* DIR/NAME made as a group folder with an empty FILE; its path in out */

@@ -1,7 +1,7 @@
 /* train_step.h: one worker's real training step (forward + backward of the project's MLP) for the
  * benchmarks that time an exchange primitive under the work that precedes it in training
  * (psring-bench-ps, psring-bench-allreduce: --compute mlp:LAYERS:BATCH).
- * It is the trainer's own step (src/exchange/model_ops.h: model_step, model_forward,
+ * It is the trainer's own step (src/model/model_ops.h: model_step, model_forward,
  * model_backward) on random, real-shaped data (a batch of inputs in [0, 1), labels in
  * 0..classes-1), and leaves the gradient in the model's gradient buffer, from the caller's
  * allocator (e.g. ring_buffer_alloc, as the trainer's ring does). With the optimizer on (a ring
@@ -17,7 +17,7 @@
 #include "model/mlp.h"
 #include "model/optim.h"
 #include "exchange/exchange.h"
-#include "exchange/model_ops.h"
+#include "model/model_ops.h"
 
 typedef struct {
     int sizes[MLP_MAX_SIZES];

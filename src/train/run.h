@@ -15,8 +15,8 @@
 #include "exchange/exchange.h"
 #include "train/options.h"
 #include "train/checkpoint.h"
-#include "exchange/model_ops.h"
-#include "common/accel_share.h"
+#include "model/model_ops.h"
+#include "train/accel_share.h"
 #include "train/snapshots.h"
 
 /* per-phase wall time of this worker, seconds */

@@ -15,7 +15,7 @@
 #include "common/timeline.h"
 #include "model/blas.h"
 #include "train/options.h"
-#include "exchange/model_ops.h"
+#include "model/model_ops.h"
 #include "train/run.h"
 
 /* Returns -1 to go on, else main's exit code: 0 after --help, --describe or --check-options, 2 on

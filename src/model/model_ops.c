@@ -1,5 +1,5 @@
-/* model_ops.c: model_ops.h. Compiled into psring-train (not libtrain) because with CUDA it calls
- * libmodel_cuda, which only --with-cuda builds have. */
+/* model_ops.c: model_ops.h. Compiled into the programs that train (not libmodel) because with
+ * CUDA it calls libmodel_cuda, which only --with-cuda builds have. */
 #include "config.h"
 #include "model_ops.h"
 #include "common/check.h"

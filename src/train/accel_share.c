@@ -1,6 +1,6 @@
 /* accel_share.c: see accel_share.h. A move is one write of the TID to a file kept open. */
 #include "accel_share.h"
-#include "check.h"
+#include "common/check.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
