@@ -152,8 +152,6 @@ static void defaults(options_t *o) {
     o->topology->defaults(o->topo_cfg);
 }
 
-void options_defaults(options_t *o) { defaults(o); }
-
 /* ---- one getopt_long array over every table ---------------------------------------------- */
 
 #define MAX_FLAGS 160
@@ -362,15 +360,9 @@ uint64_t options_fingerprint(const options_t *o) {
 }
 
 optim_config_t options_optim_config(const options_t *o) {
-    optim_config_t c = {0};
-    c.lr = o->lr;
-    c.momentum = o->momentum;
-    c.weight_decay = o->weight_decay;
-    c.kind = (optim_kind_t)o->optimizer;
-    c.beta1 = o->beta1;
-    c.beta2 = o->beta2;
-    c.eps = o->eps;
-    c.lars_eta = o->lars_eta;
+    optim_config_t c = { .kind = (optim_kind_t)o->optimizer, .lr = o->lr, .momentum = o->momentum,
+                         .weight_decay = o->weight_decay, .beta1 = o->beta1, .beta2 = o->beta2, .eps = o->eps,
+                         .lars_eta = o->lars_eta };
     /* only LARS reads the layout; options_parse already refused layer lists it cannot hold */
     if (optim_set_layout(&c, o->sizes, o->nsizes) != 0) c.nseg = 0;
     return c;

@@ -71,9 +71,6 @@ typedef struct {
     _Alignas(16) unsigned char topo_cfg[OPTIONS_TOPOLOGY_CONFIG_MAX];
 } options_t;
 
-/* Every field at its default, as options_parse starts (the benchmarks' model of a training step
- * uses it to run psring-train's defaults without a command line). */
-void options_defaults(options_t *o);
 /* Returns 0 ok, 1 when --help was printed, 2 on bad input (the message is in err). */
 int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen);
 void options_usage(FILE *f);
