@@ -213,79 +213,99 @@ static double ar_timed(void *self, int k, int n) {
     return MPI_Wtime() - t0;
 }
 
-int main(int argc, char **argv) {
-    bench_opts_t o = { .min_bytes = 4096, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5 };
-    bench_init(&o, &ar_spec, argc, argv, &rank, &nranks);
 #ifdef HAVE_CUDA
-    int cuda_dev = ar.device_cuda ? bench_cuda_pin() : -1;   /* no usable GPU: exit 2 before any file is written */
+/* --device cuda: the GPU run is its own half (allreduce_cuda.c); same rows, same CSV */
+static int ar_main_cuda(const bench_opts_t *o) {
+    int cuda_dev = bench_cuda_pin();   /* no usable GPU: exit 2 before any file is written */
+    FILE *csv = rank == 0 ? bench_csv_open(o, BENCH_ROW_CSV, 0) : NULL;
+    bench_cuda_opts_t co = {.sweep = o, .check = ar.check, .chunk_kb = ar.chunk_kb, .impl_ring = ar.impl_ring,
+                            .impl_staged = ar.impl_staged, .impl_mpi = ar.impl_mpi, .impl_nccl = ar.impl_nccl,
+                            .nccl_required = !strcmp(ar.impl_arg, "nccl"), .csv = csv};
+    long wrong = bench_allreduce_cuda(&co, cuda_dev);
+    int csv_bad = bench_csv_close(o, csv);   /* its own line: not counted as wrong elements */
+    if (rank == 0 && wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", wrong);
+    mpiCheck(MPI_Finalize());
+    return wrong || csv_bad ? 1 : 0;
+}
 #endif
-    FILE *csv = rank == 0 ? bench_csv_open(&o, BENCH_ROW_CSV, 0) : NULL;
-#ifdef HAVE_CUDA
-    if (ar.device_cuda) {   /* the GPU run is its own half (allreduce_cuda.c); same rows, same CSV */
-        bench_cuda_opts_t co = {.sweep = &o, .check = ar.check, .chunk_kb = ar.chunk_kb, .impl_ring = ar.impl_ring,
-                                .impl_staged = ar.impl_staged, .impl_mpi = ar.impl_mpi, .impl_nccl = ar.impl_nccl,
-                                .nccl_required = !strcmp(ar.impl_arg, "nccl"), .csv = csv};
-        long wrong = bench_allreduce_cuda(&co, cuda_dev);
-        int csv_bad = bench_csv_close(&o, csv);   /* its own line: not counted as wrong elements */
-        if (rank == 0 && wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", wrong);
-        mpiCheck(MPI_Finalize());
-        return wrong || csv_bad ? 1 : 0;
-    }
-#endif
+
+/* the header: the run's settings and this machine's memcpy ceiling, then the table's columns */
+static void ar_header(const bench_opts_t *o) {
     mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
     double mc = 0;
     if (rank == 0) mc = memcpy_gbps();
     mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
     printf0("# psring-bench-allreduce: %d ranks, ring chunk %d KiB, fp16 %s, %d iters, %d warm-up, check %d\n",
-            nranks, ar.chunk_kb, ar.fp16 ? "on (ring only)" : "off", o.iters, o.warmup, ar.check);
+            nranks, ar.chunk_kb, ar.fp16 ? "on (ring only)" : "off", o->iters, o->warmup, ar.check);
     printf0("# memcpy bandwidth (one process, 64 MiB): %.2f GB/s = the ceiling for a shared-memory copy\n", mc);
     if (rank == 0) bench_row_header();
-    size_t maxcount = o.max_bytes / sizeof(float);
-    ring_t r;
-    ring_init(&r, MPI_COMM_WORLD, maxcount, (size_t)ar.chunk_kb * 1024);
-    /* the trainer's gradient buffer comes from the same allocator: a shared-memory window when all
-     * ranks are on this host (the ring then loads and stores instead of sending); MPI_Allreduce
-     * gets the very same buffer */
-    train_step_t step, *ts = NULL;
-    if (o.compute_mlp) {   /* the model's gradient is the buffer, each rank its own data */
-        mlp_allocator_t ga = { ring_mlp_alloc, ring_mlp_free, &r };
-        train_step_init(&step, &o.step, &ga, 1 + (uint64_t)rank, 1);
-        ts = &step;
+}
+
+/* The ring, and the buffer every implementation reduces: the trainer's gradient buffer comes from
+ * the same allocator, a shared-memory window when all ranks are on this host (the ring then loads
+ * and stores instead of sending), and MPI_Allreduce gets the very same buffer. With --compute the
+ * model's gradient is the buffer, each rank its own data (*ts set). */
+static float *ar_buffers(const bench_opts_t *o, ring_t *r, size_t maxcount, train_step_t *step, train_step_t **ts) {
+    ring_init(r, MPI_COMM_WORLD, maxcount, (size_t)ar.chunk_kb * 1024);
+    *ts = NULL;
+    if (o->compute_mlp) {
+        mlp_allocator_t ga = { ring_mlp_alloc, ring_mlp_free, r };
+        train_step_init(step, &o->step, &ga, 1 + (uint64_t)rank, 1);
+        *ts = step;
     }
-    float *buf = ts ? ts->m.grads : ring_buffer_alloc(&r, maxcount);
+    float *buf = *ts ? (*ts)->m.grads : ring_buffer_alloc(r, maxcount);
     if (ar.impl_hier) {
         hier_init(&hier, MPI_COMM_WORLD, maxcount, (size_t)ar.chunk_kb * 1024, hier_local_size_from_env());
         printf0("# hierarchical: %d host(s), %d rank(s) on rank 0's host (fp16 does not apply)\n", hier.hosts, hier.local_size);
     }
+    return buf;
+}
+
+/* one size: every implementation timed in blocks, then checked, one row each; its wrong elements */
+static long ar_size(const bench_opts_t *o, ar_run_t *run, const bench_impls_t *im, FILE *csv, const bench_size_t *sz) {
+    size_t count = sz->count, bytes = sz->bytes;
     long total_wrong = 0;
+    /* zeros: no growth to inf / denormals over many iterations, same work per element */
+    memset(run->buf, 0, bytes);
+    run->count = count;
+    double tsum[3];
+    bench_time(o, im, tsum);
+    for (int k = 0; k < im->nimpl; k++) {
+        impl_t impl = run->impls[k];
+        double t = tsum[k] / o->iters, tmax = 0;
+        /* with --compute-us or --compute each rank timed its own calls after the barrier:
+         * report their mean over ranks, as the trainer's CSV does; else the slowest rank's loop */
+        int paced = bench_paced(o);
+        mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, paced ? MPI_SUM : MPI_MAX, 0, MPI_COMM_WORLD));
+        if (paced) tmax /= nranks;
+        long wrong = ar.check ? check(impl, ar.fp16, run->r, run->buf, count) : -1;
+        if (wrong > 0) total_wrong += wrong;
+        if (rank == 0)
+            bench_row(csv, bytes, count, impl == IMPL_MPI ? "mpi" : impl == IMPL_HIER ? "hier" : ar.fp16 ? "ring-fp16" : "ring",
+                      tmax, wrong, nranks, ar.chunk_kb);
+        memset(run->buf, 0, bytes);
+    }
+    return total_wrong;
+}
+
+int main(int argc, char **argv) {
+    bench_opts_t o = { .min_bytes = 4096, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5 };
+    bench_init(&o, &ar_spec, argc, argv, &rank, &nranks);
+#ifdef HAVE_CUDA
+    if (ar.device_cuda) return ar_main_cuda(&o);
+#endif
+    FILE *csv = rank == 0 ? bench_csv_open(&o, BENCH_ROW_CSV, 0) : NULL;
+    ar_header(&o);
+    ring_t r;
+    train_step_t step, *ts;
+    float *buf = ar_buffers(&o, &r, o.max_bytes / sizeof(float), &step, &ts);
     ar_run_t run = { .o = &o, .r = &r, .buf = buf, .ts = ts };
     bench_impls_t im = { .nimpl = 0, .warm = ar_warm, .timed = ar_timed, .self = &run };
     if (ar.impl_ring) run.impls[im.nimpl++] = IMPL_RING;
     if (ar.impl_mpi) run.impls[im.nimpl++] = IMPL_MPI;
     if (ar.impl_hier) run.impls[im.nimpl++] = IMPL_HIER;
-    for (bench_size_t sz = {0}; bench_size_next(&o, &sz);) {
-        size_t count = sz.count, bytes = sz.bytes;
-        /* zeros: no growth to inf / denormals over many iterations, same work per element */
-        memset(buf, 0, bytes);
-        run.count = count;
-        double tsum[3];
-        bench_time(&o, &im, tsum);
-        for (int k = 0; k < im.nimpl; k++) {
-            impl_t impl = run.impls[k];
-            double t = tsum[k] / o.iters, tmax = 0;
-            /* with --compute-us or --compute each rank timed its own calls after the barrier:
-             * report their mean over ranks, as the trainer's CSV does; else the slowest rank's loop */
-            int paced = bench_paced(&o);
-            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, paced ? MPI_SUM : MPI_MAX, 0, MPI_COMM_WORLD));
-            if (paced) tmax /= nranks;
-            long wrong = ar.check ? check(impl, ar.fp16, &r, buf, count) : -1;
-            if (wrong > 0) total_wrong += wrong;
-            if (rank == 0)
-                bench_row(csv, bytes, count, impl == IMPL_MPI ? "mpi" : impl == IMPL_HIER ? "hier" : ar.fp16 ? "ring-fp16" : "ring",
-                          tmax, wrong, nranks, ar.chunk_kb);
-            memset(buf, 0, bytes);
-        }
-    }
+    long total_wrong = 0;
+    for (bench_size_t sz = {0}; bench_size_next(&o, &sz);) total_wrong += ar_size(&o, &run, &im, csv, &sz);
     int csv_bad = bench_csv_close(&o, csv);   /* its own line: not counted as wrong elements */
     if (rank == 0 && total_wrong) fprintf(stderr, "psring-bench-allreduce: %ld wrong elements\n", total_wrong);
     if (ts) train_step_free(ts);   /* gives buf back through ring_mlp_free */

@@ -159,61 +159,104 @@ int bench_cuda_pin(void) {
     return dev;
 }
 
+/* the rings, NCCL and the buffers every implementation uses; returns whether nccl is timed
+ * (nccl_err says why not) */
+static int dev_open(dev_bench_t *b, const bench_cuda_opts_t *o, size_t maxcount, char *nccl_err, size_t errlen) {
+    b->mpi_direct = ring_cuda_mpi_aware();
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &b->mpi_direct, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (o->impl_ring) b->ring = ring_cuda_create(MPI_COMM_WORLD, maxcount, (size_t)o->chunk_kb * 1024, 1);
+    if (o->impl_staged) b->staged = ring_cuda_create(MPI_COMM_WORLD, maxcount, (size_t)o->chunk_kb * 1024, 0);
+    int impl_nccl = o->impl_nccl;
+    if (impl_nccl) {
+        b->nccl = nccl_ring_create(MPI_COMM_WORLD, nccl_err, errlen);   /* collective: same verdict everywhere */
+        if (!b->nccl && o->nccl_required) refuse_all(b->rank, b->rank == 0, nccl_err);
+        if (!b->nccl) impl_nccl = 0;
+    }
+    cudaCheck(cudaMalloc((void **)&b->d_buf, maxcount * sizeof(float)));
+    if (o->impl_mpi && !b->mpi_direct) cudaCheck(cudaMallocHost((void **)&b->h_stage, maxcount * sizeof(float)));
+    if (o->check) b->h_check = xmalloc(maxcount * sizeof(float));
+    return impl_nccl;
+}
+
+static void dev_close(dev_bench_t *b) {
+    if (b->ring) ring_cuda_free(b->ring);
+    if (b->staged) ring_cuda_free(b->staged);
+    if (b->nccl) nccl_ring_free(b->nccl);
+    cudaCheck(cudaFree(b->d_buf));
+    if (b->h_stage) cudaCheck(cudaFreeHost(b->h_stage));
+    free(b->h_check);
+}
+
+/* The ceilings on this GPU: a device-to-device copy, and the reduction kernel (64 MiB, rank 0
+ * alone while the others wait, so a shared GPU does not halve it); then rank 0's header: the GPUs
+ * (name; gpus, freed here; distinct of them), each implementation's path, the ceilings. */
+static void dev_header(const dev_bench_t *b, const bench_cuda_opts_t *o, const char *name, char *gpus, int distinct,
+                       const char *nccl_err) {
+    const bench_opts_t *sw = o->sweep;
+    double add_gbps = 0, copy_gbps = 0;
+    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+    if (b->rank == 0) ring_cuda_kernel_bw((64u << 20) / sizeof(float), 5, &add_gbps, &copy_gbps);
+    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
+    if (b->rank != 0) return;
+    printf("# psring-bench-allreduce: %d ranks, device cuda (%s; %d rank(s) on %d distinct GPU(s)), ring chunk %d KiB, %d iters, %d warm-up, check %d\n",
+           b->nranks, name, b->nranks, distinct, o->chunk_kb, sw->iters, sw->warmup, o->check);
+    printf("# GPUs: %s\n", gpus);
+    free(gpus);
+    printf("# ring: %s\n", b->ring ? ring_path_text(b->ring) : "not timed");
+    printf("# staged: %s\n", b->staged ? ring_path_text(b->staged) : "not timed");
+    printf("# mpi: %s\n", !o->impl_mpi ? "not timed" : b->mpi_direct ? "MPI_Allreduce on device pointers (CUDA-aware MPI)"
+                                                                     : "staged: D2H to pinned host, MPI_Allreduce, H2D (MPI is not CUDA-aware)");
+    printf("# nccl: %s%s\n", !o->impl_nccl ? "not timed" : b->nccl ? "ncclAllReduce (libnccl.so.2)" : "skipped: ", b->nccl ? "" : nccl_err);
+    printf("# rank 0's GPU alone, 64 MiB: cudaMemcpy D2D %.1f GB/s, reduction kernel %.1f GB/s (bytes read + written)\n", copy_gbps, add_gbps);
+    /* N ranks, R of them on each GPU: every rank's buffer is read once and written once in
+     * full, so each GPU's memory copies R x bytes; busbw = 2 (N-1)/N x bytes / t */
+    int per_gpu = (b->nranks + distinct - 1) / distinct;
+    double c = copy_gbps / 2;
+    printf("# copy rate C = %.1f GB/s (bytes copied per second)", c);
+    if (per_gpu > 1)
+        printf("; %d ranks per GPU: busbw <= 2(N-1)/(N R) x C = %.3f C = %.1f GB/s (each GPU reads and writes R x bytes)",
+               per_gpu, 2.0 * (b->nranks - 1) / ((double)b->nranks * per_gpu), 2.0 * (b->nranks - 1) / ((double)b->nranks * per_gpu) * c);
+    printf("\n");
+    bench_row_header();
+}
+
+/* one size: every implementation timed in blocks, then checked, one row each; its wrong elements */
+static long dev_size(dev_run_t *run, const bench_impls_t *im, const bench_cuda_opts_t *o, size_t maxcount,
+                     const bench_size_t *sz) {
+    dev_bench_t *b = run->b;
+    const bench_opts_t *sw = o->sweep;
+    long total_wrong = 0;
+    /* zeros: no growth to inf over many iterations, the same work per element */
+    cudaCheck(cudaMemset(b->d_buf, 0, maxcount * sizeof(float)));
+    cudaCheck(cudaDeviceSynchronize());
+    run->count = sz->count;
+    double tsum[4];
+    bench_time(sw, im, tsum);
+    for (int k = 0; k < im->nimpl; k++) {
+        double t = tsum[k] / sw->iters, tmax = 0;
+        mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+        long wrong = o->check ? check(b, run->impls[k], sz->count) : -1;
+        if (wrong > 0) total_wrong += wrong;
+        if (b->rank == 0) bench_row(o->csv, sz->bytes, sz->count, dimpl_name[run->impls[k]], tmax, wrong, b->nranks, o->chunk_kb);
+        cudaCheck(cudaMemset(b->d_buf, 0, maxcount * sizeof(float)));
+        cudaCheck(cudaDeviceSynchronize());
+    }
+    return total_wrong;
+}
+
 long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
     dev_bench_t b = {0};
     mpiCheck(MPI_Comm_rank(MPI_COMM_WORLD, &b.rank));
     mpiCheck(MPI_Comm_size(MPI_COMM_WORLD, &b.nranks));
-
-    const bench_opts_t *sw = o->sweep;
-    size_t maxcount = sw->max_bytes / sizeof(float);
+    size_t maxcount = o->sweep->max_bytes / sizeof(float);
     if (maxcount == 0) maxcount = 1;
     char name[256];
     cuda_device_name(name, sizeof name);
     char *gpus = NULL;
     int distinct = describe_gpus(b.rank, b.nranks, &gpus);
-    b.mpi_direct = ring_cuda_mpi_aware();
-    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, &b.mpi_direct, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-    if (o->impl_ring) b.ring = ring_cuda_create(MPI_COMM_WORLD, maxcount, (size_t)o->chunk_kb * 1024, 1);
-    if (o->impl_staged) b.staged = ring_cuda_create(MPI_COMM_WORLD, maxcount, (size_t)o->chunk_kb * 1024, 0);
-    int impl_nccl = o->impl_nccl;
     char nccl_err[512] = "";
-    if (impl_nccl) {
-        b.nccl = nccl_ring_create(MPI_COMM_WORLD, nccl_err, sizeof nccl_err);   /* collective: same verdict everywhere */
-        if (!b.nccl && o->nccl_required) refuse_all(b.rank, b.rank == 0, nccl_err);
-        if (!b.nccl) impl_nccl = 0;
-    }
-    cudaCheck(cudaMalloc((void **)&b.d_buf, maxcount * sizeof(float)));
-    if (o->impl_mpi && !b.mpi_direct) cudaCheck(cudaMallocHost((void **)&b.h_stage, maxcount * sizeof(float)));
-    if (o->check) b.h_check = xmalloc(maxcount * sizeof(float));
-
-    /* the ceilings on this GPU: a device-to-device copy, and the reduction kernel (64 MiB, rank 0
-     * alone while the others wait, so a shared GPU does not halve it) */
-    double add_gbps = 0, copy_gbps = 0;
-    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
-    if (b.rank == 0) ring_cuda_kernel_bw((64u << 20) / sizeof(float), 5, &add_gbps, &copy_gbps);
-    mpiCheck(MPI_Barrier(MPI_COMM_WORLD));
-    if (b.rank == 0) {
-        printf("# psring-bench-allreduce: %d ranks, device cuda (%s; %d rank(s) on %d distinct GPU(s)), ring chunk %d KiB, %d iters, %d warm-up, check %d\n",
-               b.nranks, name, b.nranks, distinct, o->chunk_kb, sw->iters, sw->warmup, o->check);
-        printf("# GPUs: %s\n", gpus);
-        free(gpus);
-        printf("# ring: %s\n", b.ring ? ring_path_text(b.ring) : "not timed");
-        printf("# staged: %s\n", b.staged ? ring_path_text(b.staged) : "not timed");
-        printf("# mpi: %s\n", !o->impl_mpi ? "not timed" : b.mpi_direct ? "MPI_Allreduce on device pointers (CUDA-aware MPI)"
-                                                                        : "staged: D2H to pinned host, MPI_Allreduce, H2D (MPI is not CUDA-aware)");
-        printf("# nccl: %s%s\n", !o->impl_nccl ? "not timed" : b.nccl ? "ncclAllReduce (libnccl.so.2)" : "skipped: ", b.nccl ? "" : nccl_err);
-        printf("# rank 0's GPU alone, 64 MiB: cudaMemcpy D2D %.1f GB/s, reduction kernel %.1f GB/s (bytes read + written)\n", copy_gbps, add_gbps);
-        /* N ranks, R of them on each GPU: every rank's buffer is read once and written once in
-         * full, so each GPU's memory copies R x bytes; busbw = 2 (N-1)/N x bytes / t */
-        int per_gpu = (b.nranks + distinct - 1) / distinct;
-        double c = copy_gbps / 2;
-        printf("# copy rate C = %.1f GB/s (bytes copied per second)", c);
-        if (per_gpu > 1)
-            printf("; %d ranks per GPU: busbw <= 2(N-1)/(N R) x C = %.3f C = %.1f GB/s (each GPU reads and writes R x bytes)",
-                   per_gpu, 2.0 * (b.nranks - 1) / ((double)b.nranks * per_gpu), 2.0 * (b.nranks - 1) / ((double)b.nranks * per_gpu) * c);
-        printf("\n");
-        bench_row_header();
-    }
+    int impl_nccl = dev_open(&b, o, maxcount, nccl_err, sizeof nccl_err);
+    dev_header(&b, o, name, gpus, distinct, nccl_err);
 
     dev_run_t run = { .b = &b };
     bench_impls_t im = { .nimpl = 0, .warm = dev_warm, .timed = dev_timed, .self = &run };
@@ -222,29 +265,7 @@ long bench_allreduce_cuda(const bench_cuda_opts_t *o, int dev) {
     if (o->impl_mpi) run.impls[im.nimpl++] = DIMPL_MPI;
     if (impl_nccl) run.impls[im.nimpl++] = DIMPL_NCCL;
     long total_wrong = 0;
-    for (bench_size_t sz = {0}; bench_size_next(sw, &sz);) {
-        size_t count = sz.count, bytes = sz.bytes;
-        /* zeros: no growth to inf over many iterations, the same work per element */
-        cudaCheck(cudaMemset(b.d_buf, 0, maxcount * sizeof(float)));
-        cudaCheck(cudaDeviceSynchronize());
-        run.count = count;
-        double tsum[4];
-        bench_time(sw, &im, tsum);
-        for (int k = 0; k < im.nimpl; k++) {
-            double t = tsum[k] / sw->iters, tmax = 0;
-            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
-            long wrong = o->check ? check(&b, run.impls[k], count) : -1;
-            if (wrong > 0) total_wrong += wrong;
-            if (b.rank == 0) bench_row(o->csv, bytes, count, dimpl_name[run.impls[k]], tmax, wrong, b.nranks, o->chunk_kb);
-            cudaCheck(cudaMemset(b.d_buf, 0, maxcount * sizeof(float)));
-            cudaCheck(cudaDeviceSynchronize());
-        }
-    }
-    if (b.ring) ring_cuda_free(b.ring);
-    if (b.staged) ring_cuda_free(b.staged);
-    if (b.nccl) nccl_ring_free(b.nccl);
-    cudaCheck(cudaFree(b.d_buf));
-    if (b.h_stage) cudaCheck(cudaFreeHost(b.h_stage));
-    free(b.h_check);
+    for (bench_size_t sz = {0}; bench_size_next(o->sweep, &sz);) total_wrong += dev_size(&run, &im, o, maxcount, &sz);
+    dev_close(&b);
     return total_wrong;
 }

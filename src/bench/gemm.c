@@ -19,11 +19,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the flags; gemm_defaults is the one home of their defaults, which usage prints */
+typedef struct {
+    char layers[256];
+    int batch, threads, matmul, mnk[3];
+    double seconds;
+    long steps;                       /* 0: run for seconds */
+} gemm_opts_t;
+
+static const gemm_opts_t gemm_defaults = { .layers = "784,256,10", .batch = 64, .threads = 1, .seconds = 3.0 };
+
 static void usage(FILE *f) {
+    const gemm_opts_t *d = &gemm_defaults;
     fprintf(f,
-            "usage: psring-bench-gemm [--layers 784,256,10] [--batch 64] [--seconds 3 | --steps N]\n"
-            "                         [--threads 1] [--matmul M,N,K]\n"
-            "Times the SGEMM calls of one MLP training step (the GEMM-only bound) or one shape.\n");
+            "usage: psring-bench-gemm [--layers %s] [--batch %d] [--seconds %g | --steps N]\n"
+            "                         [--threads %d] [--matmul M,N,K]\n"
+            "Times the SGEMM calls of one MLP training step (the GEMM-only bound) or one shape.\n",
+            d->layers, d->batch, d->seconds, d->threads);
 }
 
 /* a whole-number flag's value, or exit 2 with one line */
@@ -78,14 +90,21 @@ static double time_calls(const call_t *calls, int n, double seconds, long steps,
     return t / (double)k;
 }
 
-int main(int argc, char **argv) {
-    char blas_log[512];
-    blas_setup(argc, argv, 1, blas_log, sizeof blas_log);  /* threads re-pinned below */
+/* --matmul M,N,K: three whole numbers in 1..65536, or exit 2 */
+static void parse_matmul(const char *arg, int mnk[3]) {
+    const char *p = arg;
+    char *end;
+    for (int i = 0; i < 3; i++) {
+        long v;
+        if (parse_long_at(p, &end, 1, 1 << 16, &v) || (i < 2 ? *end != ',' : *end != '\0'))
+            die_input("--matmul: '%s' is not M,N,K (three whole numbers in 1..65536)", arg);
+        mnk[i] = (int)v;
+        p = end + 1;
+    }
+}
 
-    char layers[256] = "784,256,10";
-    int batch = 64, threads = 1, matmul = 0, mnk[3] = {0, 0, 0};
-    double seconds = 3.0;
-    long steps = 0;
+/* the command line into g (at gemm_defaults on entry); 1 after --help, bad input exits 2 */
+static int parse_flags(int argc, char **argv, gemm_opts_t *g) {
     static const struct option opts[] = {
         {"layers", required_argument, 0, 'l'}, {"batch", required_argument, 0, 'b'},
         {"seconds", required_argument, 0, 's'}, {"steps", required_argument, 0, 'n'},
@@ -96,78 +115,86 @@ int main(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'l':
-            if (strlen(optarg) >= sizeof layers) die_input("--layers: too long");
-            strcpy(layers, optarg);
+            if (strlen(optarg) >= sizeof g->layers) die_input("--layers: too long");
+            strcpy(g->layers, optarg);
             break;
-        case 'b': batch = (int)long_flag("--batch", optarg, 1, 1 << 20); break;
+        case 'b': g->batch = (int)long_flag("--batch", optarg, 1, 1 << 20); break;
         case 's':   /* (0, 3600]: the smallest double above 0 is the lower bound */
-            if (parse_double(optarg, nextafter(0.0, 1.0), 3600.0, &seconds))
+            if (parse_double(optarg, nextafter(0.0, 1.0), 3600.0, &g->seconds))
                 die_input("--seconds: '%s' is not a number of seconds in (0, 3600]", optarg);
             break;
-        case 'n': steps = long_flag("--steps", optarg, 1, 1L << 40); break;
-        case 't': threads = (int)long_flag("--threads", optarg, 1, 1024); break;
-        case 'm': {
-            char *p = optarg, *end;
-            for (int i = 0; i < 3; i++) {
-                long v;
-                if (parse_long_at(p, &end, 1, 1 << 16, &v) || (i < 2 ? *end != ',' : *end != '\0'))
-                    die_input("--matmul: '%s' is not M,N,K (three whole numbers in 1..65536)", optarg);
-                mnk[i] = (int)v;
-                p = end + 1;
-            }
-            matmul = 1;
-            break;
-        }
-        case 'h': usage(stdout); return 0;
+        case 'n': g->steps = long_flag("--steps", optarg, 1, 1L << 40); break;
+        case 't': g->threads = (int)long_flag("--threads", optarg, 1, 1024); break;
+        case 'm': parse_matmul(optarg, g->mnk); g->matmul = 1; break;
+        case 'h': usage(stdout); return 1;
         case ':': die_input("%s needs a value (see --help)", parse_bad_option(argv, opts));
         default: die_input("unknown option '%s' (see --help)", parse_bad_option(argv, opts));
         }
     }
     if (optind < argc) die_input("unexpected argument '%s' (see --help)", argv[optind]);
-#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
-    openblas_set_num_threads(threads);
-#endif
-    if (blas_log[0]) printf("%s\n", blas_log);
+    return 0;
+}
 
-    rng_t r;
-    rng_init(&r, 1234, 0);
-    call_t calls[3 * MLP_MAX_SIZES];
+/* the calls to time into calls (3 x MLP_MAX_SIZES at most): --matmul's one, or the same calls,
+ * shapes and transposes as linear_forward / linear_backward; their FLOPs in *flops */
+static int make_calls(const gemm_opts_t *g, rng_t *r, call_t *calls, double *flops) {
     int ncalls = 0;
-    double flops = 0.0;
-    if (matmul) {
-        call_make(&calls[ncalls++], &r, CblasNoTrans, CblasNoTrans, mnk[0], mnk[1], mnk[2], 0.0f);
-        flops = 2.0 * mnk[0] * mnk[1] * mnk[2];
-    } else {
-        int sizes[MLP_MAX_SIZES];
-        char err[256];
-        int ns = mlp_parse_layers(layers, sizes, MLP_MAX_SIZES, err, sizeof err);
-        if (ns < 0) die_input("%s", err);
-        /* the same calls, shapes and transposes as linear_forward / linear_backward */
-        for (int l = 0; l + 1 < ns; l++) {
-            int IN = sizes[l], OUT = sizes[l + 1], B = batch;
-            call_make(&calls[ncalls++], &r, CblasNoTrans, CblasTrans, B, OUT, IN, 1.0f);
-            call_make(&calls[ncalls++], &r, CblasTrans, CblasNoTrans, OUT, IN, B, 1.0f);
-            flops += 4.0 * B * IN * OUT;
-            if (l > 0) {
-                call_make(&calls[ncalls++], &r, CblasNoTrans, CblasNoTrans, B, IN, OUT, 0.0f);
-                flops += 2.0 * B * IN * OUT;
-            }
+    *flops = 0.0;
+    if (g->matmul) {
+        call_make(&calls[ncalls++], r, CblasNoTrans, CblasNoTrans, g->mnk[0], g->mnk[1], g->mnk[2], 0.0f);
+        *flops = 2.0 * g->mnk[0] * g->mnk[1] * g->mnk[2];
+        return ncalls;
+    }
+    int sizes[MLP_MAX_SIZES];
+    char err[256];
+    int ns = mlp_parse_layers(g->layers, sizes, MLP_MAX_SIZES, err, sizeof err);
+    if (ns < 0) die_input("%s", err);
+    for (int l = 0; l + 1 < ns; l++) {
+        int IN = sizes[l], OUT = sizes[l + 1], B = g->batch;
+        call_make(&calls[ncalls++], r, CblasNoTrans, CblasTrans, B, OUT, IN, 1.0f);
+        call_make(&calls[ncalls++], r, CblasTrans, CblasNoTrans, OUT, IN, B, 1.0f);
+        *flops += 4.0 * B * IN * OUT;
+        if (l > 0) {
+            call_make(&calls[ncalls++], r, CblasNoTrans, CblasNoTrans, B, IN, OUT, 0.0f);
+            *flops += 2.0 * B * IN * OUT;
         }
     }
-    long done;
-    double per = time_calls(calls, ncalls, seconds, steps, &done);
-    if (matmul) {
+    return ncalls;
+}
+
+/* the result lines: per is seconds per step (or call), done how many ran */
+static void report(const gemm_opts_t *g, int ncalls, double flops, double per, long done) {
+    if (g->matmul) {
         printf("matmul %dx%dx%d threads %d core %s: %.1f GFLOP/s (%.2f us per call, %ld calls)\n",
-               mnk[0], mnk[1], mnk[2], threads, blas_corename(), flops / per * 1e-9, per * 1e6, done);
+               g->mnk[0], g->mnk[1], g->mnk[2], g->threads, blas_corename(), flops / per * 1e-9, per * 1e6, done);
         printf("gflops %.2f\n", flops / per * 1e-9);
     } else {
         printf("gemm bound: layers %s batch %d threads %d core %s: %d SGEMM calls per step, "
                "%.2f us per step, %.1f GFLOP/s (%ld steps)\n",
-               layers, batch, threads, blas_corename(), ncalls, per * 1e6, flops / per * 1e-9, done);
-        printf("gemm_bound_samples_per_s %.0f\n", batch / per);
+               g->layers, g->batch, g->threads, blas_corename(), ncalls, per * 1e6, flops / per * 1e-9, done);
+        printf("gemm_bound_samples_per_s %.0f\n", g->batch / per);
         printf("gflops %.2f\n", flops / per * 1e-9);
     }
     printf("core %s\n", blas_corename());
+}
+
+int main(int argc, char **argv) {
+    char blas_log[512];
+    blas_setup(argc, argv, 1, blas_log, sizeof blas_log);  /* threads re-pinned below */
+    gemm_opts_t g = gemm_defaults;
+    if (parse_flags(argc, argv, &g)) return 0;
+#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
+    openblas_set_num_threads(g.threads);
+#endif
+    if (blas_log[0]) printf("%s\n", blas_log);
+    rng_t r;
+    rng_init(&r, 1234, 0);
+    call_t calls[3 * MLP_MAX_SIZES];
+    double flops;
+    int ncalls = make_calls(&g, &r, calls, &flops);
+    long done;
+    double per = time_calls(calls, ncalls, g.seconds, g.steps, &done);
+    report(&g, ncalls, flops, per, done);
     for (int i = 0; i < ncalls; i++) { free(calls[i].a); free(calls[i].b); free(calls[i].c); }
     return 0;
 }

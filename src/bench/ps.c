@@ -284,89 +284,111 @@ static double ps_work(void *ctx, const bench_opts_t *o, char *all, size_t count,
     return t;
 }
 
+/* the worker that writes (rank S): the CSV opened, the run's settings and the table's columns */
+static FILE *ps_header(const bench_opts_t *o, int N, int S) {
+    FILE *csv = bench_csv_open(o, "size,impl,workers,servers,transport,sync,iters,time_s,per_worker_GBps,goodput_GBps,"
+                                  "ratio_vs_raw,compute_us,wait_s", 1);
+    printf("# psring-bench-ps: %d workers, %d servers, transport %s, ps sync %s, server apply = SGD momentum "
+           "(optim_step), %d iterations after %d warm-up, ps slices %d KiB, credit %d (bsp; 0 = whole shards, all at once)\n", N, S,
+           ps.transport, ps_sync_name(ps.sync), o->iters, o->warmup, ps.sync == SYNC_BSP ? ps.chunk_kb : 0, ps.credit);
+    printf("# goodput = push + pull payload bytes / time; aggregate = sum over workers\n");
+    if (o->compute_mlp)
+        printf("# --compute: each worker runs forward + backward of its MLP (%zu parameters, batch %d) before each "
+               "round and pushes that gradient; time = the rounds alone, mean over workers, ps less its bsp wait "
+               "(wait(ms) column)\n", mlp_count_params(o->step.sizes, o->step.nsizes), o->step.batch);
+    if (o->compute_us > 0)
+        printf("# --compute-us %d: each worker works %d us of CPU time before each round; time = the rounds alone, "
+               "mean over workers, ps less its bsp wait (wait(ms) column)\n", o->compute_us, o->compute_us);
+    printf("%12s %8s %14s %14s %8s %10s %10s\n", "size(B)", "impl", "worker(GB/s)", "aggr(GB/s)", "ps/raw",
+           "round(ms)", "wait(ms)");
+    fflush(stdout);
+    return csv;
+}
+
+/* what every size's rounds share: this process's role and the job's sockets */
+typedef struct {
+    const bench_opts_t *o;
+    void *ctx;
+    long jobid;
+    char *all;               /* the endpoints, nprocs x EP_LEN */
+    MPI_Comm wcomm;          /* the workers (or the servers) among themselves */
+    int S, N, is_worker, wrank;
+    train_step_t *ts;        /* --compute, on workers */
+    FILE *csv;               /* rank S */
+    int phase;               /* endpoints used so far (each phase binds anew) */
+} ps_run_t;
+
+/* one implementation (0: zmq-raw, 1: ps) at one size on this rank: seconds timed, *wait: bsp wait */
+static double ps_impl_run(ps_run_t *x, int impl, size_t count, size_t bytes, double *wait) {
+    char want[EP_LEN];
+    endpoint_for(x->o, x->jobid, x->phase++, want, sizeof want);
+    *wait = 0;
+    if (x->is_worker)
+        return impl == 0 ? raw_worker(x->ctx, x->o, x->all, bytes, x->wcomm, x->ts)
+                         : ps_work(x->ctx, x->o, x->all, count, x->wcomm, x->wrank, x->N, wait, x->ts);
+    if (impl == 0) {
+        size_t lo, len;
+        ps_shard_range(count, x->S, rank, &lo, &len);
+        raw_server(x->ctx, want, x->all, len * 4, x->N, x->o->warmup + x->o->iters);
+    } else {
+        ps_serve(x->ctx, x->o, want, x->all, count, x->N);
+    }
+    return 0;
+}
+
+/* one size: zmq-raw then ps, their rows on rank S */
+static void ps_size(ps_run_t *x, size_t count, size_t bytes) {
+    const bench_opts_t *o = x->o;
+    int S = x->S, N = x->N;
+    double raw_agg = 0;
+    for (int impl = 0; impl < 2; impl++) {
+        double wait = 0, t = ps_impl_run(x, impl, count, bytes, &wait);
+        /* per-worker goodput averaged, aggregate = sum */
+        double gp = x->is_worker && t > 0 ? 2.0 * bytes * o->iters / t / 1e9 : 0, sum = 0;
+        mpiCheck(MPI_Reduce(&gp, &sum, 1, MPI_DOUBLE, MPI_SUM, S, MPI_COMM_WORLD));
+        /* paced (--compute-us, --compute) each worker timed its own rounds: their mean over
+         * workers, as psring-train's CSV reports; else the slowest worker's loop */
+        double tmax = 0, wmean = 0;
+        mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, bench_paced(o) ? MPI_SUM : MPI_MAX, S, MPI_COMM_WORLD));
+        mpiCheck(MPI_Reduce(&wait, &wmean, 1, MPI_DOUBLE, MPI_SUM, S, MPI_COMM_WORLD));
+        if (bench_paced(o)) tmax /= N;
+        wmean /= N;
+        if (rank != S) continue;
+        if (impl == 0) raw_agg = sum;
+        double ratio = raw_agg > 0 ? sum / raw_agg : 0;
+        const char *name = impl == 0 ? "zmq-raw" : "ps";
+        printf("%12zu %8s %14.3f %14.3f %8.3f %10.4f %10.4f\n", bytes, name, sum / N, sum, ratio,
+               1e3 * tmax / o->iters, 1e3 * wmean / o->iters);
+        fflush(stdout);
+        if (x->csv) fprintf(x->csv, "%zu,%s,%d,%d,%s,%s,%d,%.6f,%.4f,%.4f,%.4f,%d,%.6f\n", bytes, name, N, S, ps.transport,
+                            impl == 0 ? "none" : ps_sync_name(ps.sync), o->iters, tmax, sum / N, sum, ratio,
+                            o->compute_us, wmean);
+    }
+}
+
 int main(int argc, char **argv) {
     bench_opts_t o = { .min_bytes = 64 * 1024, .max_bytes = 64 * 1024 * 1024, .factor = 2, .iters = 20, .warmup = 3 };
     bench_init(&o, &ps_spec, argc, argv, &rank, &nprocs);
-    int S = ps.servers, N = nprocs - S, is_worker = rank >= S, wrank = rank - S;
-    MPI_Comm wcomm;
-    mpiCheck(MPI_Comm_split(MPI_COMM_WORLD, is_worker, rank, &wcomm));
-    long jobid = (long)getpid();
-    mpiCheck(MPI_Bcast(&jobid, 1, MPI_LONG, 0, MPI_COMM_WORLD));
-    void *ctx;
-    zmqCheckPtr(ctx, zmq_ctx_new());
-    char *all = xcalloc((size_t)nprocs, EP_LEN);
-    train_step_t step, *ts = NULL;
-    if (o.compute_mlp && is_worker) {   /* each worker its own data, as the trainer's shards */
-        train_step_init(&step, &o.step, NULL, 1 + (uint64_t)wrank, 0);
-        ts = &step;
+    ps_run_t x = { .o = &o, .S = ps.servers, .N = nprocs - ps.servers, .is_worker = rank >= ps.servers,
+                   .wrank = rank - ps.servers };
+    mpiCheck(MPI_Comm_split(MPI_COMM_WORLD, x.is_worker, rank, &x.wcomm));
+    x.jobid = (long)getpid();
+    mpiCheck(MPI_Bcast(&x.jobid, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+    zmqCheckPtr(x.ctx, zmq_ctx_new());
+    x.all = xcalloc((size_t)nprocs, EP_LEN);
+    train_step_t step;
+    if (o.compute_mlp && x.is_worker) {   /* each worker its own data, as the trainer's shards */
+        train_step_init(&step, &o.step, NULL, 1 + (uint64_t)x.wrank, 0);
+        x.ts = &step;
     }
-    FILE *csv = NULL;
-    if (rank == S) {
-        csv = bench_csv_open(&o, "size,impl,workers,servers,transport,sync,iters,time_s,per_worker_GBps,goodput_GBps,"
-                                 "ratio_vs_raw,compute_us,wait_s", 1);
-        printf("# psring-bench-ps: %d workers, %d servers, transport %s, ps sync %s, server apply = SGD momentum "
-               "(optim_step), %d iterations after %d warm-up, ps slices %d KiB, credit %d (bsp; 0 = whole shards, all at once)\n", N, S,
-               ps.transport, ps_sync_name(ps.sync), o.iters, o.warmup, ps.sync == SYNC_BSP ? ps.chunk_kb : 0, ps.credit);
-        printf("# goodput = push + pull payload bytes / time; aggregate = sum over workers\n");
-        if (o.compute_mlp)
-            printf("# --compute: each worker runs forward + backward of its MLP (%zu parameters, batch %d) before each "
-                   "round and pushes that gradient; time = the rounds alone, mean over workers, ps less its bsp wait "
-                   "(wait(ms) column)\n", mlp_count_params(o.step.sizes, o.step.nsizes), o.step.batch);
-        if (o.compute_us > 0)
-            printf("# --compute-us %d: each worker works %d us of CPU time before each round; time = the rounds alone, "
-                   "mean over workers, ps less its bsp wait (wait(ms) column)\n", o.compute_us, o.compute_us);
-        printf("%12s %8s %14s %14s %8s %10s %10s\n", "size(B)", "impl", "worker(GB/s)", "aggr(GB/s)", "ps/raw",
-               "round(ms)", "wait(ms)");
-        fflush(stdout);
-    }
-    int phase = 0;
-    for (bench_size_t sz = {0}; bench_size_next(&o, &sz);) {
-        size_t count = sz.count, bytes = sz.bytes;
-        if (count < (size_t)S) continue;
-        double raw_agg = 0;
-        for (int impl = 0; impl < 2; impl++) {
-            char want[EP_LEN];
-            endpoint_for(&o, jobid, phase++, want, sizeof want);
-            double t = 0, wait = 0;
-            if (!is_worker) {
-                if (impl == 0) {
-                    size_t lo, len;
-                    ps_shard_range(count, S, rank, &lo, &len);
-                    raw_server(ctx, want, all, len * 4, N, o.warmup + o.iters);
-                } else {
-                    ps_serve(ctx, &o, want, all, count, N);
-                }
-            } else {
-                t = impl == 0 ? raw_worker(ctx, &o, all, bytes, wcomm, ts) : ps_work(ctx, &o, all, count, wcomm, wrank, N, &wait, ts);
-            }
-            /* per-worker goodput averaged, aggregate = sum */
-            double gp = is_worker && t > 0 ? 2.0 * bytes * o.iters / t / 1e9 : 0, sum = 0;
-            mpiCheck(MPI_Reduce(&gp, &sum, 1, MPI_DOUBLE, MPI_SUM, S, MPI_COMM_WORLD));
-            /* paced (--compute-us, --compute) each worker timed its own rounds: their mean over
-             * workers, as psring-train's CSV reports; else the slowest worker's loop */
-            double tmax = 0, wmean = 0;
-            mpiCheck(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, bench_paced(&o) ? MPI_SUM : MPI_MAX, S, MPI_COMM_WORLD));
-            mpiCheck(MPI_Reduce(&wait, &wmean, 1, MPI_DOUBLE, MPI_SUM, S, MPI_COMM_WORLD));
-            if (bench_paced(&o)) tmax /= N;
-            wmean /= N;
-            if (rank == S) {
-                if (impl == 0) raw_agg = sum;
-                double ratio = raw_agg > 0 ? sum / raw_agg : 0;
-                const char *name = impl == 0 ? "zmq-raw" : "ps";
-                printf("%12zu %8s %14.3f %14.3f %8.3f %10.4f %10.4f\n", bytes, name, sum / N, sum, ratio,
-                       1e3 * tmax / o.iters, 1e3 * wmean / o.iters);
-                fflush(stdout);
-                if (csv) fprintf(csv, "%zu,%s,%d,%d,%s,%s,%d,%.6f,%.4f,%.4f,%.4f,%d,%.6f\n", bytes, name, N, S, ps.transport,
-                                 impl == 0 ? "none" : ps_sync_name(ps.sync), o.iters, tmax, sum / N, sum, ratio,
-                                 o.compute_us, wmean);
-            }
-        }
-    }
-    int bad_csv = bench_csv_close(&o, csv);
-    if (ts) train_step_free(ts);
-    free(all);
-    zmqCheck(zmq_ctx_term(ctx));
-    mpiCheck(MPI_Comm_free(&wcomm));
+    if (rank == x.S) x.csv = ps_header(&o, x.N, x.S);
+    for (bench_size_t sz = {0}; bench_size_next(&o, &sz);)
+        if (sz.count >= (size_t)x.S) ps_size(&x, sz.count, sz.bytes);
+    int bad_csv = bench_csv_close(&o, x.csv);
+    if (x.ts) train_step_free(x.ts);
+    free(x.all);
+    zmqCheck(zmq_ctx_term(x.ctx));
+    mpiCheck(MPI_Comm_free(&x.wcomm));
     mpiCheck(MPI_Finalize());
     return bad_csv ? 1 : 0;
 }
