@@ -113,6 +113,36 @@ static unsigned char *read_file(const char *path, size_t *n, char *err, size_t e
     return p;
 }
 
+/* the header read against what this run expects: 0, or -1 with a line in err */
+static int header_check(const char *path, const checkpoint_header_t *h, const checkpoint_header_t *expect, char *err,
+                        size_t errlen) {
+    int same = h->nsizes == expect->nsizes;
+    for (int i = 0; same && i < h->nsizes; i++) same = h->sizes[i] == expect->sizes[i];
+    if (!same) {
+        char got[256] = "", want[256] = "";
+        for (int i = 0; i < h->nsizes; i++) snprintf(got + strlen(got), sizeof got - strlen(got), "%s%d", i ? "," : "", h->sizes[i]);
+        for (int i = 0; i < expect->nsizes; i++) snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d", i ? "," : "", expect->sizes[i]);
+        snprintf(err, errlen, "checkpoint %s: model layers %s do not match --layers %s", path, got, want);
+        return -1;
+    }
+    if (h->optimizer != expect->optimizer) {
+        snprintf(err, errlen, "checkpoint %s: written with --optimizer %s, this run uses %s", path,
+                 optim_kind_name((optim_kind_t)h->optimizer), optim_kind_name((optim_kind_t)expect->optimizer));
+        return -1;
+    }
+    if (h->nparams != expect->nparams || h->state_per_param != expect->state_per_param) {
+        snprintf(err, errlen, "checkpoint %s: %llu params x %u state floats, expected %llu x %u", path,
+                 (unsigned long long)h->nparams, h->state_per_param,
+                 (unsigned long long)expect->nparams, expect->state_per_param);
+        return -1;
+    }
+    if (h->step < 0 || h->epoch < 0 || h->batch_in_epoch < 0) {
+        snprintf(err, errlen, "checkpoint %s: negative step/epoch/batch", path);
+        return -1;
+    }
+    return 0;
+}
+
 #define TAKE(dst, len) do { \
         if (off + (len) > body) { snprintf(err, errlen, "checkpoint %s: truncated (file ends inside the header)", path); goto fail; } \
         memcpy((dst), p + off, (len)); off += (len); } while (0)
@@ -163,30 +193,7 @@ int checkpoint_load(const char *path, const checkpoint_header_t *expect, checkpo
         TAKE(&h->train_count, 8);
         h->has_layout = 1;
     }
-    int same = h->nsizes == expect->nsizes;
-    for (int i = 0; same && i < h->nsizes; i++) same = h->sizes[i] == expect->sizes[i];
-    if (!same) {
-        char got[256] = "", want[256] = "";
-        for (int i = 0; i < h->nsizes; i++) snprintf(got + strlen(got), sizeof got - strlen(got), "%s%d", i ? "," : "", h->sizes[i]);
-        for (int i = 0; i < expect->nsizes; i++) snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d", i ? "," : "", expect->sizes[i]);
-        snprintf(err, errlen, "checkpoint %s: model layers %s do not match --layers %s", path, got, want);
-        goto fail;
-    }
-    if (h->optimizer != expect->optimizer) {
-        snprintf(err, errlen, "checkpoint %s: written with --optimizer %s, this run uses %s", path,
-                 optim_kind_name((optim_kind_t)h->optimizer), optim_kind_name((optim_kind_t)expect->optimizer));
-        goto fail;
-    }
-    if (h->nparams != expect->nparams || h->state_per_param != expect->state_per_param) {
-        snprintf(err, errlen, "checkpoint %s: %llu params x %u state floats, expected %llu x %u", path,
-                 (unsigned long long)h->nparams, h->state_per_param,
-                 (unsigned long long)expect->nparams, expect->state_per_param);
-        goto fail;
-    }
-    if (h->step < 0 || h->epoch < 0 || h->batch_in_epoch < 0) {
-        snprintf(err, errlen, "checkpoint %s: negative step/epoch/batch", path);
-        goto fail;
-    }
+    if (header_check(path, h, expect, err, errlen) != 0) goto fail;
     size_t want = (size_t)h->nparams * (1 + h->state_per_param) * sizeof(float);
     if (body - off != want) {
         snprintf(err, errlen, "checkpoint %s: %zu bytes of tensors, expected %zu", path, body - off, want);
