@@ -17,7 +17,7 @@
 #     libtrain.a defines (no trainer code linked);
 #   - each topology in src/train/topology_list.c has one descriptor in one folder, and nothing in
 #     src/train, src/common, src/exchange or the launcher names it outside that folder and the list;
-#   - no function in src/ is over 100 lines.
+#   - no function in src/ is over 80 lines.
 # An include is resolved as the compiler does: next to the including file first, then under src/.
 # Each violation is one line naming the file and what it included or defined.
 # Usage: src_layers.sh [SRC_DIR] (default: the source tree's src/; with SRC_DIR, sources only).
@@ -124,15 +124,15 @@ for f in $(grep -rlE '\bTOPO_[A-Z]+' "$src" --include='*.[ch]' 2>/dev/null); do
   bad+=("${f#"$src"/} uses a TOPO_ constant: topologies are descriptors, not cases")
 done
 
-# No function over 100 lines in src/ (a main is a list of named calls; a long function is steps
+# No function over 80 lines in src/ (a main is a list of named calls; a long function is steps
 # that want names). A function starts at column 0 with a line ending in "{" (or a "{" alone after
 # its signature) and ends at the next "}" at column 0.
 while IFS=$'\t' read -r file n what; do
-  bad+=("${file#"$src"/}: $what is $n lines (at most 100)")
+  bad+=("${file#"$src"/}: $what is $n lines (at most 80)")
 done < <(find "$src" -type f \( -name '*.c' -o -name '*.cu' \) -print0 | sort -z | xargs -0 awk '
   FNR == 1 { start = 0; prev = "" }
   /^[A-Za-z_].*\)[ \t]*\{[ \t]*$/ || (/^\{/ && prev ~ /\)[ \t]*$/) { start = FNR; name = $0; sub(/\(.*/, "", name) }
-  /^\}/ && start { n = FNR - start + 1; if (n > 100) print FILENAME "\t" n "\t" name "()"; start = 0 }
+  /^\}/ && start { n = FNR - start + 1; if (n > 80) print FILENAME "\t" n "\t" name "()"; start = 0 }
   { prev = $0 }')
 
 # the libraries, when built: a symbol a lower layer leaves undefined must not be one libtrain
@@ -166,4 +166,4 @@ if ((${#bad[@]})); then
   printf 'src_layers: %s\n' "${bad[@]}" >&2
   fail "${#bad[@]} layering violation(s) under $src"
 fi
-pass "src/common <- src/exchange <- src/ring, src/ps <- src/train; ring and ps apart; GPU helpers from src/common; one fp16 codec; topologies as descriptors named only in their folders and the list; no function over 100 lines"
+pass "src/common <- src/exchange <- src/ring, src/ps <- src/train; ring and ps apart; GPU helpers from src/common; one fp16 codec; topologies as descriptors named only in their folders and the list; no function over 80 lines"
