@@ -257,7 +257,8 @@ static const exchange_ops_t ps_overlap_ops = { .name = "ps", EXCHANGE_OPS_REQUIR
                                                .budget = ps_budget, .share = ps_share, .stop = ps_stop,
                                                .grad_ready = ps_grad_ready };
 
-/* the exchange and its state: roles, ranks, the configuration this module keeps */
+/* ps_exchange_impl.h: the exchange and its state, the ranks and roles from the start-up, its own
+ * copy of the configuration, and the ZeroMQ context */
 exchange_t *ps_exchange_new(const ps_config_t *c, size_t count, const startup_t *s) {
     int S = c->servers;
     exchange_t *ex = xcalloc(1, sizeof *ex);
