@@ -23,24 +23,28 @@ endif
 # --with-cuda: the MLP (mlp_cuda.h) and the optimizer (optim_cuda.h) on the GPU, compiled by nvcc
 # into its own library so that CPU-only programs never link CUDA; it uses src/common's
 # libcommon_cuda.a (buffers, checks). `--without-cuda` builds none of this.
-EXTRA_DIST += src/model/mlp_cuda.cu src/model/optim_cuda.cu
-noinst_HEADERS += src/model/mlp_cuda.h src/model/optim_cuda.h src/model/cublas_lib.h
+EXTRA_DIST += src/model/mlp_cuda.cu src/model/mlp_cuda_kernels.cu src/model/optim_cuda.cu
+noinst_HEADERS += src/model/mlp_cuda.h src/model/mlp_cuda_kernels.h src/model/optim_cuda.h src/model/cublas_lib.h
 if HAVE_CUDA
 noinst_LIBRARIES += src/model/libmodel_cuda.a
 src_model_libmodel_cuda_a_SOURCES = src/model/mlp_cuda.h src/model/optim_cuda.h src/model/cublas_lib.c
 src_model_libmodel_cuda_a_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS)
-src_model_libmodel_cuda_a_LIBADD = src/model/mlp_cuda.o src/model/optim_cuda.o
-src_model_libmodel_cuda_a_DEPENDENCIES = src/model/mlp_cuda.o src/model/optim_cuda.o
+src_model_libmodel_cuda_a_LIBADD = src/model/mlp_cuda.o src/model/mlp_cuda_kernels.o src/model/optim_cuda.o
+src_model_libmodel_cuda_a_DEPENDENCIES = src/model/mlp_cuda.o src/model/mlp_cuda_kernels.o src/model/optim_cuda.o
 MODEL_CUDA_DEPS = $(top_srcdir)/src/common/cuda_mem.h $(top_srcdir)/src/common/cuda_check.h \
   $(top_srcdir)/src/common/cuda_launch.h $(top_srcdir)/src/model/mlp.h $(top_srcdir)/src/model/optim.h \
   $(top_srcdir)/src/model/cublas_lib.h
-src/model/mlp_cuda.o: $(top_srcdir)/src/model/mlp_cuda.cu $(top_srcdir)/src/model/mlp_cuda.h $(MODEL_CUDA_DEPS)
+src/model/mlp_cuda.o: $(top_srcdir)/src/model/mlp_cuda.cu $(top_srcdir)/src/model/mlp_cuda.h \
+  $(top_srcdir)/src/model/mlp_cuda_kernels.h $(MODEL_CUDA_DEPS)
 	@$(MKDIR_P) src/model
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -c $(top_srcdir)/src/model/mlp_cuda.cu -o $@
+src/model/mlp_cuda_kernels.o: $(top_srcdir)/src/model/mlp_cuda_kernels.cu $(top_srcdir)/src/model/mlp_cuda_kernels.h $(MODEL_CUDA_DEPS)
+	@$(MKDIR_P) src/model
+	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -c $(top_srcdir)/src/model/mlp_cuda_kernels.cu -o $@
 src/model/optim_cuda.o: $(top_srcdir)/src/model/optim_cuda.cu $(top_srcdir)/src/model/optim_cuda.h $(MODEL_CUDA_DEPS)
 	@$(MKDIR_P) src/model
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -c $(top_srcdir)/src/model/optim_cuda.cu -o $@
-CLEANFILES += src/model/mlp_cuda.o src/model/optim_cuda.o
+CLEANFILES += src/model/mlp_cuda.o src/model/mlp_cuda_kernels.o src/model/optim_cuda.o
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test_mlp_cuda tests/test_cublas_lib

@@ -11,12 +11,15 @@
  * compares the two bit for bit). The model's stream is a blocking one, so it stays ordered with
  * the legacy default stream that the buffer helpers and the optimizer use.
  *
+ * The elementwise kernels, each with its launch, are in mlp_cuda_kernels.cu.
+ *
  * Row-major through column-major cuBLAS: a row-major (R, C) matrix with leading dimension C is
  * the column-major (C, R) matrix, its transpose. So row-major out = inp @ w^T becomes
  * column-major out^T (OUT,B) = w^T^T ... written out per call below. */
 #include "mlp_cuda.h"
 #include "common/cuda_check.h"
 #include "cublas_lib.h"
+#include "mlp_cuda_kernels.h"
 #include "common/cuda_launch.h"
 #include <math.h>
 #include <string.h>
@@ -46,20 +49,6 @@ extern "C" void cuda_dataset_free(cuda_dataset_t *d) {
     free(d);
 }
 
-/* one block per sample: x[i][p] = batch_normalise(pixels[idx[i]][p]), y[i] = labels[idx[i]].
- * batch.h's formula written out: two IEEE divisions and a subtraction, each rounded to nearest
- * whatever flags nvcc is given (the _rn intrinsics), so the floats are batch_gather's bits. */
-__global__ void gather_kernel(float *x, uint8_t *y, const uint8_t *pixels, const uint8_t *labels,
-                              const uint32_t *idx, int B, int dim) {
-    for (int i = blockIdx.x; i < B; i += gridDim.x) {
-        const size_t k = idx[i];
-        const uint8_t *src = pixels + k * (size_t)dim;
-        float *dst = x + (size_t)i * dim;
-        for (int p = threadIdx.x; p < dim; p += blockDim.x)
-            dst[p] = __fdiv_rn(__fsub_rn(__fdiv_rn((float)src[p], 255.0f), 0.1307f), 0.3081f);
-        if (threadIdx.x == 0) y[i] = labels[k];
-    }
-}
 
 /* ---- layers ---- */
 #define MLP_CUDA_GRAPHS 8          /* captured graphs kept: (call, batch size) pairs */
@@ -85,101 +74,6 @@ struct mlp_cuda {
     const cublas_lib_t *blas;      /* cuBLAS, loaded at the first model (cublas_lib.h) */
 };
 
-/* out (B,OUT) = b broadcast over rows; SGEMM then accumulates on top (beta 1), as layers.c */
-__global__ void bias_fill_kernel(float *out, const float *b, int B, int OUT) {
-    size_t n = (size_t)B * OUT;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = b[i % OUT];
-}
-
-__global__ void relu_forward_kernel(float *x, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
-}
-
-/* dinp = dout * (out > 0), in place allowed */
-__global__ void relu_backward_kernel(float *dinp, const float *dout, const float *out, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dinp[i] = out[i] > 0.0f ? dout[i] : 0.0f;
-}
-
-/* db[o] += sum over rows of dout[r][o], a reduction over the batch. One thread per column summed
- * the B rows serially: B dependent loads per thread and only OUT threads in all (10 for the last
- * layer), so at batch 512 it ran at a sliver of the GPU. Here a block of BIAS_COLS x BIAS_ROWS
- * threads takes BIAS_COLS columns: lane (c, r) sums rows r, r + BIAS_ROWS, ... of column c (a warp
- * reads BIAS_COLS consecutive floats of one row: coalesced), then the BIAS_ROWS partial sums of a
- * column are added in a fixed tree in shared memory. No atomics: the order of additions is the
- * same on every call (deterministic), though not the CPU's row order (layers.c), hence the test's
- * float tolerance. */
-#define BIAS_COLS 32
-#define BIAS_ROWS 32
-__global__ void bias_grad_kernel(float *db, const float *dout, int B, int OUT) {
-    __shared__ float part[BIAS_ROWS][BIAS_COLS + 1];   /* +1: no bank conflicts in the tree */
-    const int c = threadIdx.x, r = threadIdx.y, o = blockIdx.x * BIAS_COLS + c;
-    float s = 0.0f;
-    if (o < OUT)
-        for (int row = r; row < B; row += BIAS_ROWS) s += dout[(size_t)row * OUT + o];
-    part[r][c] = s;
-    __syncthreads();
-    for (int w = BIAS_ROWS / 2; w > 0; w /= 2) {
-        if (r < w) part[r][c] += part[r + w][c];
-        __syncthreads();
-    }
-    if (r == 0 && o < OUT) db[o] += part[0][c];
-}
-
-/* one thread per row: probs = softmax(logits), rowloss[r] = log(sum exp(z - max)) - (z_y - max) */
-__global__ void softmax_xent_forward_kernel(float *probs, float *rowloss, const float *logits, const uint8_t *y,
-                                            int B, int C) {
-    int r = blockIdx.x * blockDim.x + threadIdx.x;
-    if (r >= B) return;
-    const float *z = logits + (size_t)r * C;
-    float *p = probs + (size_t)r * C;
-    float maxv = z[0];
-    for (int j = 1; j < C; j++) maxv = z[j] > maxv ? z[j] : maxv;
-    float sum = 0.0f;
-    for (int j = 0; j < C; j++) { p[j] = expf(z[j] - maxv); sum += p[j]; }
-    float inv = 1.0f / sum;
-    for (int j = 0; j < C; j++) p[j] *= inv;
-    rowloss[r] = (float)((double)logf(sum) - (double)(z[y[r]] - maxv));
-}
-
-/* loss = mean of rowloss, summed in double by one block (B is a batch: thousands at most) */
-__global__ void mean_kernel(float *loss, const float *rowloss, int B) {
-    __shared__ double part[CUDA_THREADS];
-    double s = 0.0;
-    for (int i = threadIdx.x; i < B; i += blockDim.x) s += (double)rowloss[i];
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int w = blockDim.x / 2; w > 0; w /= 2) {
-        if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) *loss = (float)(part[0] / B);
-}
-
-/* dlogits = (probs - onehot(y)) / B, as layers.c: d = p * scale, then d[y] -= scale */
-__global__ void softmax_xent_backward_kernel(float *d, const float *probs, const uint8_t *y, int B, int C) {
-    size_t n = (size_t)B * C;
-    const float scale = 1.0f / (float)B;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        int r = (int)(i / C), j = (int)(i % C);
-        float v = probs[i] * scale;
-        if (j == y[r]) v -= scale;
-        d[i] = v;
-    }
-}
-
-/* one thread per row: argmax (first maximum wins, as mlp.c), counted into *correct */
-__global__ void correct_kernel(int *correct, const float *logits, const uint8_t *y, int B, int C) {
-    int r = blockIdx.x * blockDim.x + threadIdx.x;
-    if (r >= B) return;
-    const float *z = logits + (size_t)r * C;
-    int best = 0;
-    for (int j = 1; j < C; j++)
-        if (z[j] > z[best]) best = j;
-    if (best == y[r]) atomicAdd(correct, 1);
-}
 
 extern "C" mlp_cuda_t *mlp_cuda_create(const mlp_t *h) {
     mlp_cuda_t *m = (mlp_cuda_t *)xcalloc(1, sizeof *m);
@@ -270,8 +164,7 @@ extern "C" void mlp_cuda_gather(mlp_cuda_t *m, const cuda_dataset_t *d, const ui
     memcpy(m->h_idx, idx, (size_t)B * sizeof(uint32_t));
     m->idx_pending = 1;
     cudaCheck(cudaMemcpyAsync(m->d_idx, m->h_idx, (size_t)B * sizeof(uint32_t), cudaMemcpyHostToDevice, m->stream));
-    gather_kernel<<<B, CUDA_THREADS, 0, m->stream>>>(m->x, m->y, d->pixels, d->labels, m->d_idx, B, d->dim);
-    cudaCheck(cudaGetLastError());
+    mlp_kernel_gather(m->stream, m->x, m->y, d->pixels, d->labels, m->d_idx, B, d->dim);
 }
 
 extern "C" void mlp_cuda_input_to_host(mlp_cuda_t *m, float *x, uint8_t *labels, int B) {
@@ -291,8 +184,7 @@ static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels,
     for (int l = 0; l < m->nlayers; l++) {
         int IN = m->sizes[l], OUT = m->sizes[l + 1];
         float *out = m->acts[l + 1];
-        bias_fill_kernel<<<cuda_blocks_for((size_t)B * OUT), CUDA_THREADS, 0, m->stream>>>(out, m->params + m->b_off[l], B, OUT);
-        cudaCheck(cudaGetLastError());
+        mlp_kernel_bias_fill(m->stream, out, m->params + m->b_off[l], B, OUT);
         /* row-major out (B,OUT) += inp (B,IN) @ w^T, w (OUT,IN) row-major.
          * column-major: out^T (OUT,B) += w^T' (OUT,IN) @ inp^T (IN,B), where the row-major w is the
          * column-major (IN,OUT) matrix, hence op T on it, and the row-major inp is the column-major
@@ -300,8 +192,7 @@ static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels,
         cublasCheck(m->blas->sgemm(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, OUT, B, IN, &one, m->params + m->w_off[l], IN,
                                 in, IN, &one, out, OUT));
         if (l + 1 < m->nlayers) {
-            relu_forward_kernel<<<cuda_blocks_for((size_t)B * OUT), CUDA_THREADS, 0, m->stream>>>(out, (size_t)B * OUT);
-            cudaCheck(cudaGetLastError());
+            mlp_kernel_relu_forward(m->stream, out, (size_t)B * OUT);
         }
         in = out;
     }
@@ -311,20 +202,15 @@ static void forward_logits(mlp_cuda_t *m, const float *x, const uint8_t *labels,
  * m->y, and its copy into the pinned h_loss */
 static void loss_enqueue(mlp_cuda_t *m, int B) {
     int C = m->sizes[m->nlayers];
-    softmax_xent_forward_kernel<<<(B + CUDA_THREADS - 1) / CUDA_THREADS, CUDA_THREADS, 0, m->stream>>>(m->probs, m->rowloss,
-                                                                                      m->acts[m->nlayers], m->y, B, C);
-    cudaCheck(cudaGetLastError());
-    mean_kernel<<<1, CUDA_THREADS, 0, m->stream>>>(m->loss, m->rowloss, B);
-    cudaCheck(cudaGetLastError());
+    mlp_kernel_softmax_xent_forward(m->stream, m->probs, m->rowloss, m->acts[m->nlayers], m->y, B, C);
+    mlp_kernel_mean(m->stream, m->loss, m->rowloss, B);
     cudaCheck(cudaMemcpyAsync(m->h_loss, m->loss, sizeof(float), cudaMemcpyDeviceToHost, m->stream));
 }
 
 /* enqueue how many rows of the logits forward_logits left match m->y, copied into h_correct */
 static void correct_enqueue(mlp_cuda_t *m, int B) {
     cudaCheck(cudaMemsetAsync(m->correct, 0, sizeof(int), m->stream));
-    correct_kernel<<<(B + CUDA_THREADS - 1) / CUDA_THREADS, CUDA_THREADS, 0, m->stream>>>(m->correct, m->acts[m->nlayers], m->y, B,
-                                                                         m->sizes[m->nlayers]);
-    cudaCheck(cudaGetLastError());
+    mlp_kernel_correct(m->stream, m->correct, m->acts[m->nlayers], m->y, B, m->sizes[m->nlayers]);
     cudaCheck(cudaMemcpyAsync(m->h_correct, m->correct, sizeof(int), cudaMemcpyDeviceToHost, m->stream));
 }
 
@@ -417,8 +303,7 @@ static void backward_enqueue(mlp_cuda_t *m, int B) {
     const float one = 1.0f, zero = 0.0f;
     int L = m->nlayers, cur = 0, C = m->sizes[L];
     float *dout = m->dbuf[cur];
-    softmax_xent_backward_kernel<<<cuda_blocks_for((size_t)B * C), CUDA_THREADS, 0, m->stream>>>(dout, m->probs, m->y, B, C);
-    cudaCheck(cudaGetLastError());
+    mlp_kernel_softmax_xent_backward(m->stream, dout, m->probs, m->y, B, C);
     for (int l = L - 1; l >= 0; l--) {
         int IN = m->sizes[l], OUT = m->sizes[l + 1];
         const float *inp = l > 0 ? m->acts[l] : m->x;
@@ -427,8 +312,7 @@ static void backward_enqueue(mlp_cuda_t *m, int B) {
          * (IN,B) matrix (op N), dout the column-major (OUT,B) matrix (op T) */
         cublasCheck(m->blas->sgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_T, IN, OUT, B, &one, inp, IN, dout, OUT, &one,
                                 m->grads + m->w_off[l], IN));
-        bias_grad_kernel<<<(OUT + BIAS_COLS - 1) / BIAS_COLS, dim3(BIAS_COLS, BIAS_ROWS), 0, m->stream>>>(m->grads + m->b_off[l], dout, B, OUT);
-        cudaCheck(cudaGetLastError());
+        mlp_kernel_bias_grad(m->stream, m->grads + m->b_off[l], dout, B, OUT);
         if (l > 0) {
             float *dinp = m->dbuf[cur ^ 1];
             /* row-major dinp (B,IN) = dout (B,OUT) @ w (OUT,IN).
@@ -437,8 +321,7 @@ static void backward_enqueue(mlp_cuda_t *m, int B) {
              * both used as they are */
             cublasCheck(m->blas->sgemm(m->cublas, CUBLAS_OP_N, CUBLAS_OP_N, IN, B, OUT, &one, m->params + m->w_off[l], IN,
                                     dout, OUT, &zero, dinp, IN));
-            relu_backward_kernel<<<cuda_blocks_for((size_t)B * IN), CUDA_THREADS, 0, m->stream>>>(dinp, dinp, m->acts[l], (size_t)B * IN);
-            cudaCheck(cudaGetLastError());
+            mlp_kernel_relu_backward(m->stream, dinp, dinp, m->acts[l], (size_t)B * IN);
             cur ^= 1;
             dout = dinp;
         }
