@@ -95,13 +95,6 @@ void ps_server_free(ps_server_t *s) {
 }
 
 uint64_t ps_server_rejected(const ps_server_t *s) { return s->rejected; }
-uint64_t ps_server_auth_refused(const ps_server_t *s) { return s->auth_refused; }
-
-const float *ps_server_params(const ps_server_t *s, size_t *lo, size_t *len) {
-    if (lo) *lo = s->lo;
-    if (len) *len = s->len;
-    return s->params;
-}
 
 void server_reject(ps_server_t *s, int w, int err, const ps_header_t *h) {
     s->rejected++;

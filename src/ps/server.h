@@ -62,9 +62,6 @@ void ps_server_report(const ps_server_t *s, double *out);
 /* Prints the staleness histogram and the lost/rejected lines (server 0 calls it at the end). */
 void ps_server_print_report(const ps_server_t *s, FILE *f);
 uint64_t ps_server_rejected(const ps_server_t *s);
-/* handshakes that failed (no key, wrong key: refused before any message reached the server) */
-uint64_t ps_server_auth_refused(const ps_server_t *s);
-const float *ps_server_params(const ps_server_t *s, size_t *lo, size_t *len);
 void ps_server_free(ps_server_t *s);
 
 #endif

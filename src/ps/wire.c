@@ -23,15 +23,6 @@ const char *ps_wire_version_why(char *buf, size_t cap, const ps_header_t *h) {
     return buf;
 }
 
-static const char *type_names[PS_MSG_TYPE_MAX] = {
-    "?", "INIT", "PULL", "PUSH", "PARAMS", "ACK", "HEARTBEAT", "STATE_GET", "STATE",
-    "STATE_SET", "AVG", "AVG_REPLY", "DONE", "STATS", "BYE",
-};
-
-const char *ps_msg_name(int type) {
-    return (type > 0 && type < PS_MSG_TYPE_MAX) ? type_names[type] : "?";
-}
-
 size_t ps_dtype_size(int dtype) {
     switch (dtype) {
     case PS_DTYPE_F32: return 4;

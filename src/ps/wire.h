@@ -126,7 +126,6 @@ const char *ps_wire_strerror(int err);
 /* for PS_WIRE_EVERSION: what the peer speaks and what this build speaks, as one clause
  * ("it speaks PS wire protocol version 2, this build version 3 (...)") written into buf */
 const char *ps_wire_version_why(char *buf, size_t cap, const ps_header_t *h);
-const char *ps_msg_name(int type);
 size_t ps_dtype_size(int dtype);   /* 0 for NONE or unknown */
 
 /* header -> PS_HEADER_BYTES bytes */
