@@ -1,6 +1,8 @@
-/* auth.c: CurveZMQ keyfiles (see auth.h). The format is four "name Z85KEY" lines after a
- * comment; the reader insists on all four, each exactly 40 valid Z85 characters, and on a file
- * nobody but its owner can read. It does not talk to sockets: server.c and worker.c set the keys. */
+/* auth.c: CurveZMQ keyfiles and the servers' ZAP handler (see auth.h). The format is four
+ * "name Z85KEY" lines after a comment; the reader insists on all four, each exactly 40 valid Z85
+ * characters, and on a file nobody but its owner can read. The sockets are transport.c's: it
+ * sets the keys, binds the ZAP handler and the monitor, and calls the two functions at the end
+ * when its poll finds them readable. */
 #include "auth.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
+#include "zcheck.h"
 
 int ps_auth_available(void) { return zmq_has("curve") != 0; }
 
@@ -107,4 +110,57 @@ bad:
     snprintf(err, errlen, "--ps-auth %s: line %d is not 'NAME KEY' with a 40-character Z85 key", path, lineno);
     fclose(f);
     return -1;
+}
+
+/* ZAP (RFC 27): one request per CURVE handshake; accept exactly the keyfile's client key */
+void ps_auth_serve_zap(void *zap, const uint8_t *client_key, int index, uint64_t refused) {
+    char f[7][256];
+    size_t len[7];
+    int n = 0, more = 1;
+    while (more) {
+        zmq_msg_t m;
+        zmqCheck(zmq_msg_init(&m));
+        if (zmq_msg_recv(&m, zap, ZMQ_DONTWAIT) == -1) { zmq_msg_close(&m); if (n == 0) return; continue; }
+        if (n < 7) {
+            len[n] = zmq_msg_size(&m) < sizeof f[0] ? zmq_msg_size(&m) : sizeof f[0] - 1;
+            memcpy(f[n], zmq_msg_data(&m), len[n]);
+            f[n][len[n]] = 0;
+        }
+        n++;
+        more = zmq_msg_more(&m);
+        zmqCheck(zmq_msg_close(&m));
+    }
+    /* version, request id, domain, address, identity, mechanism, credentials (the client key) */
+    int ok = n >= 7 && !strcmp(f[5], "CURVE") && len[6] == 32 && memcmp(f[6], client_key, 32) == 0;
+    const char *status = ok ? "200" : "400";
+    zmqCheck(zmq_send(zap, "1.0", 3, ZMQ_SNDMORE));
+    zmqCheck(zmq_send(zap, n > 1 ? f[1] : "", n > 1 ? len[1] : 0, ZMQ_SNDMORE));
+    zmqCheck(zmq_send(zap, status, 3, ZMQ_SNDMORE));
+    zmqCheck(zmq_send(zap, ok ? "OK" : "unknown client key", ok ? 2 : 18, ZMQ_SNDMORE));
+    zmqCheck(zmq_send(zap, "", 0, ZMQ_SNDMORE));
+    zmqCheck(zmq_send(zap, "", 0, 0));
+    if (!ok && refused < 3)
+        fprintf(stderr, "psring: ps server %d: refused a CURVE client from %s: its key is not the --ps-auth keyfile's\n",
+                index, n > 3 ? f[3] : "?");
+}
+
+/* handshake failures reported by the socket monitor: peers without the key never get further */
+void ps_auth_read_monitor(void *mon, int index, uint64_t *refused) {
+    for (;;) {
+        zmq_msg_t ev, addr;
+        zmqCheck(zmq_msg_init(&ev));
+        if (zmq_msg_recv(&ev, mon, ZMQ_DONTWAIT) == -1) { zmq_msg_close(&ev); return; }
+        zmqCheck(zmq_msg_init(&addr));
+        if (zmq_msg_more(&ev)) zmqCheck(zmq_msg_recv(&addr, mon, 0));
+        uint16_t event = 0;
+        if (zmq_msg_size(&ev) >= 2) memcpy(&event, zmq_msg_data(&ev), 2);
+        (*refused)++;
+        if (*refused <= 3)
+            fprintf(stderr, "psring: ps server %d: refused a peer on %.*s: %s handshake failed (no or wrong --ps-auth key)%s\n",
+                    index, (int)zmq_msg_size(&addr), (const char *)zmq_msg_data(&addr),
+                    event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? "CURVE authentication" : "CURVE",
+                    *refused == 3 ? "; further refusals are only counted" : "");
+        zmqCheck(zmq_msg_close(&ev));
+        zmqCheck(zmq_msg_close(&addr));
+    }
 }

@@ -3,13 +3,14 @@ TOPOLOGY_LIBS += src/ps/libps.a
 # its descriptor (topology.h), compiled into the programs that list topologies
 TOPOLOGY_SOURCES += src/ps/ps_topology.c
 noinst_LIBRARIES += src/ps/libps.a
-src_ps_libps_a_SOURCES = src/ps/wire.c src/ps/server.c src/ps/server_transport.c src/ps/server_rounds.c \
-  src/ps/server_stats.c src/ps/worker.c src/ps/worker_step.c src/ps/ps_exchange.c src/ps/auth.c src/ps/placement.c \
+src_ps_libps_a_SOURCES = src/ps/wire.c src/ps/transport.c src/ps/server.c src/ps/server_rounds.c \
+  src/ps/server_stats.c src/ps/server_reply.c src/ps/server_budget.c src/ps/bind.c src/ps/worker.c \
+  src/ps/worker_step.c src/ps/ps_exchange.c src/ps/auth.c src/ps/placement.c \
   src/ps/ps_startup.c
 src_ps_libps_a_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS) -pthread
 noinst_HEADERS += src/ps/wire.h src/ps/server.h src/ps/worker.h src/ps/zcheck.h src/ps/auth.h \
   src/ps/ps_config.h src/ps/ps_exchange.h src/ps/server_impl.h src/ps/placement.h src/ps/worker_impl.h \
-  src/ps/ps_exchange_impl.h
+  src/ps/transport.h src/ps/ps_exchange_impl.h
 
 check_PROGRAMS += tests/test_ps
 TESTS += tests/test_ps
@@ -39,4 +40,4 @@ EXTRA_DIST += tests/ps_bench.sh
 bin_PROGRAMS += psring-keygen
 psring_keygen_SOURCES = src/ps/keygen.c
 psring_keygen_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS)
-psring_keygen_LDADD = src/ps/libps.a $(ZMQ_LIBS)
+psring_keygen_LDADD = src/ps/libps.a src/common/libcommon.a $(ZMQ_LIBS)

@@ -7,7 +7,8 @@
  * Deliberately not here: the start-up (ps_startup.c), the optimizer math (src/model/optim.c, run
  * by the servers), option parsing (the trainer fills a ps_config_t, ps_config.h). */
 #include "ps_exchange_impl.h"
-#include "zcheck.h"
+#include "transport.h"
+#include "common/check.h"
 #include "ps/placement.h"
 #include "common/timer.h"
 #include "common/timeline.h"
@@ -218,7 +219,7 @@ static void ps_free(exchange_t *ex) {
         if (p->server) ps_server_free(p->server);
         free(p->mean);
         free(p->state);
-        if (p->zctx) zmqCheck(zmq_ctx_term(p->zctx));
+        if (p->zctx) ps_transport_context_free(p->zctx);
         /* MPI_Finalize synchronises with every rank, the dead one too: under mpirun
          * --enable-recovery it then hangs (seen 1 run in 3 in experiments/faults). Nothing is
          * left to say over MPI, so a job that lost a worker just exits. */
@@ -280,6 +281,6 @@ exchange_t *ps_exchange_new(const ps_config_t *c, size_t count, const startup_t 
     p->staleness_mean = -1;
     p->staleness_max = -1;
     p->count = count;
-    zmqCheckPtr(p->zctx, zmq_ctx_new());
+    p->zctx = ps_transport_context_new();
     return ex;
 }

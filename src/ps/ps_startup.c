@@ -12,7 +12,6 @@
  *
  * Deliberately not here: the exchange ops and teardown (ps_exchange.c). */
 #include "ps_exchange_impl.h"
-#include "zcheck.h"
 #include "ps/placement.h"
 #include "common/check.h"
 #include "common/mpi_check.h"

@@ -21,15 +21,13 @@
  * once per worker and round; anything off the grid is rejected. async/ssp and LARS (whose
  * norms span whole layers) take whole-shard pushes only.
  * This file: the shard's lifecycle, validation and dispatch of every message, peer liveness and
- * the poll loop; the rest is split by concern (server_impl.h names the files).
+ * the poll loop, which asks the transport (transport.h) for each message; the rest is split by
+ * concern (server_impl.h names the files).
  * Deliberately not here: MPI (the exchange does start-up and aborts), server replication. */
 #include "server_impl.h"
 #include "ps/placement.h"
 #include "common/timer.h"
-#include <errno.h>
 #include <string.h>
-
-int server_worker_live(const ps_server_t *s, int w) { return !s->lost[w] && !s->bye[w]; }
 
 ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const char *endpoint,
                               char *bound, size_t boundlen) {
@@ -48,7 +46,7 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     if (c->sync == SYNC_BSP && c->chunk > 0 && c->chunk < s->len && c->optim.kind != OPTIM_LARS) s->ck = c->chunk;
     s->nck = (int)((s->len + s->ck - 1) / s->ck);
     if (s->nck < 1) s->nck = 1;
-    s->held = xcalloc(s->nck, sizeof(zmq_msg_t));
+    s->held = xcalloc(s->nck, sizeof(ps_msg_t));
     s->have_held = xcalloc(s->nck, 1);
     s->held_half = xcalloc(s->nck, 1);
     s->ck_pushed = xcalloc(s->nck, sizeof(int));
@@ -62,7 +60,6 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     uint8_t **flags[] = { &s->lost, &s->done, &s->bye, &s->pushed, &s->f16, &s->pend_reply, &s->avg_in,
                           &s->want_share, &s->stopped };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) *flags[i] = xcalloc(N, 1);
-    s->logged = xcalloc(N + 1, 1);
     double now = timer_now();
     for (int w = 0; w < N; w++) s->last_heard[w] = now;
     s->last_push = xcalloc(N, sizeof(double));
@@ -71,16 +68,18 @@ ps_server_t *ps_server_create(void *zctx, const ps_server_config_t *c, const cha
     s->push_wait = xcalloc(N, sizeof(double));
     stall_watch_init(&s->stall, N, c->index == 0 ? c->stall_warn : 0);
 
-    server_transport_open(s, zctx, endpoint, bound, boundlen);
+    /* hostile input: no frame may exceed the largest legitimate one (STATE_SET: params +
+     * optimizer state of this shard) */
+    ps_transport_config_t tc = { .index = c->index, .npeers = N, .peer_rank_base = c->worker_rank_base,
+                                 .auth = c->auth, .max_frame = s->len * (1 + s->spp) * sizeof(float) + 4096 };
+    s->tr = ps_transport_bind(zctx, &tc, endpoint, bound, boundlen);
     return s;
 }
 
 void ps_server_free(ps_server_t *s) {
     if (!s) return;
-    for (int k = 0; k < s->nck; k++) if (s->have_held[k]) zmqCheck(zmq_msg_close(&s->held[k]));
-    if (s->sock) zmqCheck(zmq_close(s->sock));
-    if (s->zap) zmqCheck(zmq_close(s->zap));
-    if (s->mon) zmqCheck(zmq_close(s->mon));
+    for (int k = 0; k < s->nck; k++) if (s->have_held[k]) ps_msg_release(&s->held[k]);
+    ps_transport_free(s->tr);
     server_wait_inflight(s);
     free(s->last_push); stall_watch_free(&s->stall);
     free(s->ready_t); free(s->push_wait);
@@ -89,49 +88,71 @@ void ps_server_free(ps_server_t *s) {
     free(s->ck_inflight);
     free(s->last_heard); free(s->clock); free(s->pend_pull);
     free(s->lost); free(s->done); free(s->bye); free(s->pushed); free(s->f16);
-    free(s->pend_reply); free(s->avg_in); free(s->logged);
+    free(s->pend_reply); free(s->avg_in);
     free(s->share); free(s->want_share); free(s->stopped);
     free(s);
 }
 
-uint64_t ps_server_rejected(const ps_server_t *s) { return s->rejected; }
+uint64_t ps_server_rejected(const ps_server_t *s) { return ps_transport_rejected(s->tr); }
 
-void server_reject(ps_server_t *s, int w, int err, const ps_header_t *h) {
-    s->rejected++;
-    int slot = (w >= 0 && w < s->c.nworkers) ? w : s->c.nworkers;
-    if (s->logged[slot]) return;
-    s->logged[slot] = 1;
-    char who[64];
-    if (slot < s->c.nworkers) snprintf(who, sizeof who, "worker %d (mpi rank %d)", w, s->c.worker_rank_base + w);
-    else snprintf(who, sizeof who, "an unknown peer");
-    if (err == PS_WIRE_EVERSION) {   /* an older (or newer) build: say so, not "malformed" */
-        char why[160];
-        fprintf(stderr, "psring: ps server %d: refused %s: %s; further messages from this sender are "
-                "only counted\n", s->c.index, who, ps_wire_version_why(why, sizeof why, h));
-        return;
-    }
-    fprintf(stderr, "psring: ps server %d: dropped a malformed message from %s: %s "
-            "(type %u, shard %u, offset %llu, count %llu, payload %llu bytes); further ones from "
-            "this sender are only counted\n", s->c.index, who, ps_wire_strerror(err),
-            h ? h->type : 0, h ? h->shard : 0, h ? (unsigned long long)h->offset : 0ull,
-            h ? (unsigned long long)h->count : 0ull, h ? (unsigned long long)h->payload_len : 0ull);
+/* a message's checks in the order a hostile peer's faults are named: what the header alone says
+ * (the transport decoded it), who sent it, its frames, then what needs this shard's context;
+ * 0 when it may be handled */
+static int server_check(ps_server_t *s, const ps_received_t *r) {
+    int w = r->peer, err;
+    const ps_header_t *h = &r->h;
+    if (!r->have_header) { ps_transport_reject(s->tr, w, PS_WIRE_EFRAMES, NULL); return -1; }
+    if (r->err) { ps_transport_reject(s->tr, w, r->err, h); return -1; }
+    if (w < 0) { ps_transport_reject(s->tr, w, PS_WIRE_ESENDER, h); return -1; }
+    s->last_heard[w] = timer_now();
+    if (h->sender != w) err = PS_WIRE_ESENDER;
+    else if ((err = ps_transport_check_frames(r))) {}
+    else if (h->shard != (uint32_t)s->c.index) err = PS_WIRE_ESHARD;
+    else if (r->hb && h->type != PS_MSG_HEARTBEAT) err = PS_WIRE_ESTATE;
+    if (err) { ps_transport_reject(s->tr, w, err, h); return -1; }
+    return 0;
 }
 
-void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg_t *payload,
-                   int have_payload, int extra_frames) {
-    ps_header_t h;
-    int err = ps_wire_decode(zmq_msg_data(hdr), zmq_msg_size(hdr), &h);
-    if (err) { server_reject(s, w, err, &h); return; }
-    if (w < 0) { server_reject(s, w, PS_WIRE_ESENDER, &h); return; }
-    s->last_heard[w] = timer_now();
-    if (h.sender != w) { server_reject(s, w, PS_WIRE_ESENDER, &h); return; }
-    if (extra_frames || have_payload != (h.dtype != PS_DTYPE_NONE)) { server_reject(s, w, PS_WIRE_EFRAMES, &h); return; }
-    if (have_payload && zmq_msg_size(payload) != h.payload_len) { server_reject(s, w, PS_WIRE_ELENGTH, &h); return; }
-    if (h.shard != (uint32_t)s->c.index) { server_reject(s, w, PS_WIRE_ESHARD, &h); return; }
-    if (hb_socket && h.type != PS_MSG_HEARTBEAT) { server_reject(s, w, PS_WIRE_ESTATE, &h); return; }
+/* STATE: the shard's parameters, then its optimizer state shard-major, built in the message */
+static void send_state(ps_server_t *s, int w) {
+    size_t full = s->len * (1 + s->spp);
+    ps_header_t r = server_header(s, PS_MSG_STATE, PS_DTYPE_F32, full);
+    ps_msg_t m;
+    ps_msg_alloc(&m, full * 4);
+    float *q = ps_msg_data(&m);
+    memcpy(q, s->params, s->len * 4);
+    server_state_convert(s, s->state, q + s->len, 0);
+    ps_transport_send(s->tr, w, &r, &m);
+    s->bytes_out += full * 4;
+}
+
+/* INIT or STATE_SET: the shard's parameters (and optimizer state) replaced, a new generation */
+static void set_params(ps_server_t *s, int w, const ps_header_t *h, ps_msg_t *payload) {
+    size_t want = h->type == PS_MSG_INIT ? s->len : s->len * (1 + s->spp);
+    if (h->offset != 0 || h->count != want) { ps_transport_reject(s->tr, w, PS_WIRE_ERANGE, h); return; }
+    server_wait_inflight(s);
+    const float *p = ps_msg_data(payload);
+    memcpy(s->params, p, s->len * 4);
+    if (h->type == PS_MSG_INIT) memset(s->state, 0, s->len * s->spp * 4);
+    else server_state_convert(s, s->state, (float *)(p + s->len), 1);
+    /* the sample budget and a step's samples (wire.h); only server 0 hands it out, and only
+     * async/ssp end on it (bsp's rounds keep their epochs) */
+    if (s->c.index == 0 && s->c.sync != SYNC_BSP && h->budget > 0 && h->step_samples > 0) {
+        s->budget = h->budget;
+        s->step_samples = h->step_samples;
+    }
+    s->generation++;
+    server_send_ctrl(s, w, PS_MSG_ACK);
+    server_release_pulls(s);
+}
+
+static void server_handle(ps_server_t *s, ps_received_t *r) {
+    if (server_check(s, r)) return;
+    int w = r->peer, hb_socket = r->hb, have_payload = r->have_payload;
+    ps_header_t h = r->h;
+    ps_msg_t *payload = &r->payload;
     if (have_payload) s->bytes_in += h.payload_len;
     if (s->lost[w]) return; /* dropped for silence (async); it does not come back */
-    size_t full = s->len * (1 + s->spp);
     switch (h.type) {
     case PS_MSG_HEARTBEAT:
         /* bsp: on the push socket, for this round, it says "my step's compute is done" */
@@ -144,25 +165,9 @@ void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
         }
         return;
     case PS_MSG_INIT:
-    case PS_MSG_STATE_SET: {
-        size_t want = h.type == PS_MSG_INIT ? s->len : full;
-        if (h.offset != 0 || h.count != want) { server_reject(s, w, PS_WIRE_ERANGE, &h); return; }
-        server_wait_inflight(s);
-        const float *p = zmq_msg_data(payload);
-        memcpy(s->params, p, s->len * 4);
-        if (h.type == PS_MSG_INIT) memset(s->state, 0, s->len * s->spp * 4);
-        else server_state_convert(s, s->state, (float *)(p + s->len), 1);
-        /* the sample budget and a step's samples (wire.h); only server 0 hands it out, and only
-         * async/ssp end on it (bsp's rounds keep their epochs) */
-        if (s->c.index == 0 && s->c.sync != SYNC_BSP && h.budget > 0 && h.step_samples > 0) {
-            s->budget = h.budget;
-            s->step_samples = h.step_samples;
-        }
-        s->generation++;
-        server_send_ctrl(s, w, PS_MSG_ACK);
-        server_release_pulls(s);
+    case PS_MSG_STATE_SET:
+        set_params(s, w, &h, payload);
         return;
-    }
     case PS_MSG_PULL:
         s->f16[w] = (h.flags & PS_FLAG_F16) != 0;
         if (h.flags & PS_FLAG_SHARE) s->want_share[w] = 1;   /* answered (in server_send_params) */
@@ -170,30 +175,21 @@ void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
         else s->pend_pull[w] = h.iteration + 1;
         return;
     case PS_MSG_PUSH:
-        if (s->generation == 0) { server_reject(s, w, PS_WIRE_ESTATE, &h); return; }
+        if (s->generation == 0) { ps_transport_reject(s->tr, w, PS_WIRE_ESTATE, &h); return; }
         /* a slice: on the grid, inside the shard, exactly its length (one slice = the shard) */
-        if (!ps_slice_ok(s->len, s->ck, h.offset, h.count)) { server_reject(s, w, PS_WIRE_ERANGE, &h); return; }
+        if (!ps_slice_ok(s->len, s->ck, h.offset, h.count)) { ps_transport_reject(s->tr, w, PS_WIRE_ERANGE, &h); return; }
         server_handle_push(s, w, &h, payload);
         return;
-    case PS_MSG_STATE_GET: {
-        ps_header_t r = server_header(s, PS_MSG_STATE, PS_DTYPE_F32, full);
-        zmq_msg_t m;
-        zmqCheck(zmq_msg_init_size(&m, full * 4));
-        float *q = zmq_msg_data(&m);
-        memcpy(q, s->params, s->len * 4);
-        server_state_convert(s, s->state, q + s->len, 0);
-        server_send_header(s, w, &r, 1);
-        zmqCheck(zmq_msg_send(&m, s->sock, 0));
-        s->bytes_out += full * 4;
+    case PS_MSG_STATE_GET:
+        send_state(s, w);
         return;
-    }
     case PS_MSG_AVG: {
-        if (s->c.index != 0 || s->avg_in[w]) { server_reject(s, w, PS_WIRE_ESTATE, &h); return; }
-        if (h.count > AVG_MAX || (s->avg_count > 0 && (int)h.count != s->avg_n)) { server_reject(s, w, PS_WIRE_ECOUNT, &h); return; }
-        /* small messages live inside zmq_msg_t, 4- but not 8-byte aligned: copy, do not cast
+        if (s->c.index != 0 || s->avg_in[w]) { ps_transport_reject(s->tr, w, PS_WIRE_ESTATE, &h); return; }
+        if (h.count > AVG_MAX || (s->avg_count > 0 && (int)h.count != s->avg_n)) { ps_transport_reject(s->tr, w, PS_WIRE_ECOUNT, &h); return; }
+        /* small messages live inside ZeroMQ's message struct, 4- but not 8-byte aligned: copy, do not cast
          * (a misaligned double load; docs/results/lab-notes-src.md) */
         double v[AVG_MAX];
-        memcpy(v, zmq_msg_data(payload), h.count * sizeof(double));
+        memcpy(v, ps_msg_data(payload), h.count * sizeof(double));
         s->avg_n = (int)h.count;
         for (int i = 0; i < s->avg_n; i++) s->avg_sum[i] += v[i];
         s->avg_in[w] = 1;
@@ -211,8 +207,17 @@ void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg
         server_finish_avg(s);
         return;
     default:
-        server_reject(s, w, PS_WIRE_ESTATE, &h);
+        ps_transport_reject(s->tr, w, PS_WIRE_ESTATE, &h);
     }
+}
+
+/* receives and handles one message; 0 when none was waiting */
+static int server_recv_one(ps_server_t *s) {
+    ps_received_t r;
+    if (!ps_transport_recv(s->tr, 0, &r)) return 0;
+    server_handle(s, &r);
+    ps_msg_release(&r.payload);
+    return 1;
 }
 
 static int check_peers(ps_server_t *s) {
@@ -253,13 +258,11 @@ int ps_server_run(ps_server_t *s) {
         int all_gone = 1;
         for (int w = 0; w < s->c.nworkers; w++) if (server_worker_live(s, w)) all_gone = 0;
         if (all_gone) break;
-        zmq_pollitem_t it[3] = { { s->sock, 0, ZMQ_POLLIN, 0 }, { s->zap, 0, ZMQ_POLLIN, 0 }, { s->mon, 0, ZMQ_POLLIN, 0 } };
-        int rc = zmq_poll(it, s->zap ? 3 : 1, slice_ms);
-        if (rc == -1 && zmq_errno() != EINTR) die("ps server %d: zmq_poll: %s", s->c.index, zmq_strerror(zmq_errno()));
-        if (rc > 0 && (it[0].revents & ZMQ_POLLIN))
-            for (int k = 0; k < 256 && server_recv_one(s); k++) {}
-        if (rc > 0 && s->zap && (it[1].revents & ZMQ_POLLIN)) server_serve_zap(s);
-        if (rc > 0 && s->zap && (it[2].revents & ZMQ_POLLIN)) server_read_monitor(s);
+        uint8_t ready;
+        if (ps_transport_poll(s->tr, NULL, -1, slice_ms, &ready, NULL) > 0) {
+            for (int k = 0; k < 256 && ready && server_recv_one(s); k++) {}
+            ps_transport_serve_auth(s->tr);
+        }
         double now = timer_now();
         if (now - last_hb >= hb_ivl) {
             for (int w = 0; w < s->c.nworkers; w++)

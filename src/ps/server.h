@@ -1,7 +1,8 @@
-/* server.h: one parameter-server shard (ps-lite style): a ZeroMQ ROUTER socket, the parameters
- * and optimizer state of one contiguous key range, and the bsp/async/ssp consistency rules.
- * It knows nothing of MPI: the caller gives it a ZeroMQ context and an endpoint to bind, and a
- * fatal-error callback (the exchange passes one that calls MPI_Abort). */
+/* server.h: one parameter-server shard (ps-lite style): a ROUTER socket of the transport
+ * (transport.h), the parameters and optimizer state of one contiguous key range, and the
+ * bsp/async/ssp consistency rules. It knows nothing of MPI: the caller gives it a ZeroMQ context
+ * (ps_transport_context_new) and an endpoint to bind, and a fatal-error callback (the exchange
+ * passes one that calls MPI_Abort). */
 #ifndef PSRING_PS_SERVER_H
 #define PSRING_PS_SERVER_H
 #include <stddef.h>

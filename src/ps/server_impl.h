@@ -1,16 +1,20 @@
 /* server_impl.h: one parameter-server shard's state, shared by the files that make it up (not a
  * public header; the public one is server.h):
  *   server.c            lifecycle, message validation and dispatch, peer liveness, the poll loop
- *   server_transport.c  the ROUTER socket, --ps-auth (ZAP handler, handshake monitor), --bind
- *                       resolution, sending and receiving frames
  *   server_rounds.c     the consistency rules: bsp rounds and slices, async/ssp applies, clocks
- *   server_stats.c      staleness, the metrics average service, reports, --stall-warn naming */
+ *   server_stats.c      staleness, the metrics average service, reports, --stall-warn naming
+ *   server_reply.c      the answers: headers, parameters (whole, or one slice to every worker)
+ *   server_budget.c     the sample budget's shares
+ *   bind.c              --bind resolution
+ * The sockets, frames and CURVE are the transport's (transport.h, which draws who calls whom):
+ * the loop in server.c asks it for each message and dispatches it; the transport calls nothing
+ * of the server's. */
 #ifndef PSRING_PS_SERVER_IMPL_H
 #define PSRING_PS_SERVER_IMPL_H
 #include "server.h"
 #include "wire.h"
-#include "auth.h"
-#include "zcheck.h"
+#include "transport.h"
+#include "common/check.h"
 #include "common/stall.h"
 #include "common/half.h"
 #include <stdatomic.h>
@@ -19,7 +23,7 @@
 
 struct ps_server {
     ps_server_config_t c;
-    void *sock;
+    ps_van_t *tr;
     size_t lo, len, spp;
     float *params, *state, *acc;
     uint16_t *half;
@@ -27,7 +31,7 @@ struct ps_server {
     /* per worker */
     double *last_heard;
     uint64_t *clock;
-    uint8_t *lost, *done, *bye, *pushed, *f16, *pend_reply, *avg_in, *logged;
+    uint8_t *lost, *done, *bye, *pushed, *f16, *pend_reply, *avg_in;
     uint64_t *pend_pull;              /* generation wanted + 1, 0 = none */
     /* the sample budget (wire.h), handed out by server 0 in shares of one step; every server
      * leaves a stopped worker out of its clocks */
@@ -41,7 +45,7 @@ struct ps_server {
      * answered as soon as every worker's slice k is in */
     size_t ck;                        /* slice length in elements (the last may be shorter) */
     int nck;
-    zmq_msg_t *held;
+    ps_msg_t *held;
     uint8_t *have_held, *held_half;
     int *ck_pushed;                   /* pushes of slice k this round */
     uint8_t *got;                     /* [w * nck + k]: worker w's slice k arrived this round */
@@ -56,7 +60,7 @@ struct ps_server {
     int stats_sent;
     /* report */
     double apply_s;
-    uint64_t bytes_in, bytes_out, rejected, updates;
+    uint64_t bytes_in, bytes_out, updates;
     uint64_t hist[PS_HIST], stale_n, stale_max, clock_gap;
     double stale_sum;
     int fatal;
@@ -66,51 +70,44 @@ struct ps_server {
     /* bsp wait: when worker w's ready header for this round arrived, and its wait, sent back in
      * the PARAMS header's lr field */
     double *ready_t, *push_wait;
-    /* --ps-auth: ZAP handler (REP) and handshake monitor (PAIR), polled by the server loop */
-    void *zap, *mon;
-    uint8_t client_key[32];
-    uint64_t auth_refused;
 };
 
-/* server.c */
-int server_worker_live(const ps_server_t *s, int w);
-/* counts a malformed message; names its sender once */
-void server_reject(ps_server_t *s, int w, int err, const ps_header_t *h);
+static inline int server_worker_live(const ps_server_t *s, int w) { return !s->lost[w] && !s->bye[w]; }
 
-/* server_transport.c */
-void server_transport_open(ps_server_t *s, void *zctx, const char *endpoint, char *bound, size_t boundlen);
-ps_header_t server_header(ps_server_t *s, int type, int dtype, uint64_t count);
-void server_send_header(ps_server_t *s, int w, const ps_header_t *h, int more);
-void server_send_ctrl(ps_server_t *s, int w, int type);
-void server_send_copy(ps_server_t *s, int w, ps_header_t *h, const void *a, size_t bytes);
-void server_send_params(ps_server_t *s, int w, uint64_t clock);
-void server_send_params_all(ps_server_t *s, int sl, uint64_t clock, int with_wait);
-int server_recv_one(ps_server_t *s);      /* receives and handles one message; 0 when none waited */
-void server_serve_zap(ps_server_t *s);
-void server_read_monitor(ps_server_t *s);
+/* slice k of the shard: [*off, *off + *n) */
+static inline void server_slice_range(const ps_server_t *s, int k, size_t *off, size_t *n) {
+    *off = (size_t)k * s->ck;
+    *n = ps_slice_len(s->len, s->ck, *off);
+}
 
 /* server_rounds.c */
 void server_wait_counter(ps_server_t *s, atomic_int *c);
 void server_wait_inflight(ps_server_t *s);
-void server_slice_range(const ps_server_t *s, int k, size_t *off, size_t *n);
 void server_state_convert(const ps_server_t *s, float *slices, float *shard, int to_slices);
 uint64_t server_global_clock(const ps_server_t *s);
 void server_release_pulls(ps_server_t *s);
 void server_release_ssp(ps_server_t *s);
-void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *payload);
+/* a push that passed server_handle's checks; payload is the round's to keep (bsp) or release */
+void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, ps_msg_t *payload);
+
+/* server_budget.c */
 /* the flags of server 0's answer to worker w: hands w its next share if it asked for one */
 uint16_t server_budget_flags(ps_server_t *s, int w);
 /* worker w takes no more steps (stopped or lost): its unspent share goes back to the others */
 void server_budget_release(ps_server_t *s, int w);
 
+/* server_reply.c */
+ps_header_t server_header(ps_server_t *s, int type, int dtype, uint64_t count);
+void server_send_ctrl(ps_server_t *s, int w, int type);
+void server_send_copy(ps_server_t *s, int w, ps_header_t *h, const void *a, size_t bytes);
+void server_send_params(ps_server_t *s, int w, uint64_t clock);
+void server_send_params_all(ps_server_t *s, int sl, uint64_t clock, int with_wait);
+
 /* server_stats.c */
-void server_record_staleness(ps_server_t *s, uint64_t read_clock);
+/* a gradient computed on parameters of clock read_clock, applied at global clock g */
+void server_record_staleness(ps_server_t *s, uint64_t g, uint64_t read_clock);
 void server_finish_avg(ps_server_t *s);
 void server_send_stats(ps_server_t *s);
 void server_check_stalls(ps_server_t *s, double now);
-
-/* the message handler, called by server_recv_one (server.c) */
-void server_handle(ps_server_t *s, int w, int hb_socket, zmq_msg_t *hdr, zmq_msg_t *payload,
-                   int have_payload, int extra_frames);
 
 #endif

@@ -20,12 +20,6 @@ void server_wait_inflight(ps_server_t *s) {
     for (int k = 0; k < s->nck; k++) server_wait_counter(s, &s->ck_inflight[k]);
 }
 
-/* slice k of the shard: [*off, *off + *n) */
-void server_slice_range(const ps_server_t *s, int k, size_t *off, size_t *n) {
-    *off = (size_t)k * s->ck;
-    *n = ps_slice_len(s->len, s->ck, *off);
-}
-
 /* The optimizer state is kept slice-major (slice k: spp blocks of its own length) so that each
  * slice's optim_step_at sees the count-length blocks it expects; on the wire (STATE, STATE_SET)
  * and in checkpoints it is shard-major (spp blocks of len). One slice: both are the same. */
@@ -58,27 +52,6 @@ void server_release_pulls(ps_server_t *s) {
             s->pend_pull[w] = 0;
             server_send_params(s, w, server_global_clock(s));
         }
-}
-
-/* The sample budget (wire.h): shares of one step, the last one the remainder, handed out as
- * the answers leave, so a worker held back by ssp holds none while it waits and the others may
- * take what is left. issued - counted is what the workers hold; a stopped or lost worker's share
- * goes back, so the budget is spent exactly while any worker is left to spend it. */
-uint16_t server_budget_flags(ps_server_t *s, int w) {
-    if (!s->budget || !s->want_share[w]) return 0;
-    s->want_share[w] = 0;
-    if (!s->share[w] && !s->stopped[w] && s->issued < s->budget) {
-        uint64_t left = s->budget - s->issued;
-        s->share[w] = left < s->step_samples ? left : s->step_samples;
-        s->issued += s->share[w];
-    }
-    if (!s->share[w]) return PS_FLAG_STOP;
-    return s->share[w] < s->step_samples ? PS_FLAG_TAIL : 0;
-}
-
-void server_budget_release(ps_server_t *s, int w) {
-    s->issued -= s->share[w];
-    s->share[w] = 0;
 }
 
 /* ssp: answer the pushes of workers that are now within K clocks of the slowest */
@@ -146,14 +119,13 @@ static void bsp_note_waits(ps_server_t *s) {
 /* slice k's push into acc: the mean is formed exactly as (((g0 + g1) + g2) ...) * (1/N) per
  * element, in the order the pushes of that slice arrived, fused into as few passes over memory
  * as possible; multiplying by 1.0f where it is not the last push is exact */
-static void bsp_accumulate(ps_server_t *s, int k, const ps_header_t *h, zmq_msg_t *payload, int half, int last) {
-    const void *p = zmq_msg_data(payload);
+static void bsp_accumulate(ps_server_t *s, int k, const ps_header_t *h, ps_msg_t *payload, int half, int last) {
+    const void *p = ps_msg_data(payload);
     float f = last ? 1.0f / (float)s->c.nworkers : 1.0f;
     size_t n = h->count;
     float *restrict acc = s->acc + h->offset;
     if (s->ck_pushed[k] == 0 && !last) {
-        zmqCheck(zmq_msg_init(&s->held[k]));
-        zmqCheck(zmq_msg_move(&s->held[k], payload)); /* keep it; combine with the next push */
+        ps_msg_move(&s->held[k], payload); /* keep it; combine with the next push */
         s->have_held[k] = 1;
         s->held_half[k] = (uint8_t)half;
     } else if (s->ck_pushed[k] == 0) {
@@ -161,7 +133,7 @@ static void bsp_accumulate(ps_server_t *s, int k, const ps_header_t *h, zmq_msg_
         else memcpy(acc, p, n * 4);
         for (size_t i = 0; i < n; i++) acc[i] *= f;
     } else {
-        const void *hp = s->have_held[k] ? zmq_msg_data(&s->held[k]) : NULL;
+        const void *hp = s->have_held[k] ? ps_msg_data(&s->held[k]) : NULL;
         if (hp && !half && !s->held_half[k]) {
             const float *restrict a = hp, *restrict b = p;
             for (size_t i = 0; i < n; i++) acc[i] = (a[i] + b[i]) * f;
@@ -177,15 +149,15 @@ static void bsp_accumulate(ps_server_t *s, int k, const ps_header_t *h, zmq_msg_
             }
             if (last) for (size_t i = 0; i < n; i++) acc[i] *= f;
         }
-        if (s->have_held[k]) { zmqCheck(zmq_msg_close(&s->held[k])); s->have_held[k] = 0; }
+        if (s->have_held[k]) { ps_msg_release(&s->held[k]); s->have_held[k] = 0; }
     }
 }
 
 /* bsp: one slice of this round's push; the slice is applied once all N are in */
-static void bsp_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *payload, int half) {
+static void bsp_push(ps_server_t *s, int w, const ps_header_t *h, ps_msg_t *payload, int half) {
     /* offset/count are on the slice grid (checked in handle); each slice once per round */
     int k = (int)(h->offset / s->ck);
-    if (h->iteration != s->round || s->got[(size_t)w * s->nck + k]) { server_reject(s, w, PS_WIRE_ESTATE, h); return; }
+    if (h->iteration != s->round || s->got[(size_t)w * s->nck + k]) { ps_transport_reject(s->tr, w, PS_WIRE_ESTATE, h); return; }
     int need = 0;
     for (int v = 0; v < s->c.nworkers; v++) need += !s->lost[v];
     int last = s->ck_pushed[k] + 1 >= need;                         /* slice k complete */
@@ -203,7 +175,7 @@ static void bsp_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *pay
 /* async / ssp: apply the whole push now */
 static void async_push(ps_server_t *s, int w, const ps_header_t *h, const void *p, int half) {
     if (s->budget) {   /* server 0 under a budget: the push spends its sender's share */
-        if (!s->share[w] || s->stopped[w]) { server_reject(s, w, PS_WIRE_ESTATE, h); return; }
+        if (!s->share[w] || s->stopped[w]) { ps_transport_reject(s->tr, w, PS_WIRE_ESTATE, h); return; }
         s->counted += s->share[w];
         s->share[w] = 0;
         s->want_share[w] = (h->flags & PS_FLAG_SHARE) != 0;
@@ -213,7 +185,7 @@ static void async_push(ps_server_t *s, int w, const ps_header_t *h, const void *
     if (half) half_to_float(s->acc, p, s->len);
     else memcpy(s->acc, p, s->len * 4);
     for (size_t i = 0; i < s->len; i++) s->acc[i] *= scale;
-    server_record_staleness(s, h->clock);
+    server_record_staleness(s, server_global_clock(s), h->clock);
     optim_step_at(&s->c.optim, s->params, s->acc, s->state, s->len, h->lr, s->lo);
     s->apply_s += timer_now() - t0;
     timeline_event("server-apply", t0, timer_now());
@@ -227,7 +199,7 @@ static void async_push(ps_server_t *s, int w, const ps_header_t *h, const void *
     }
 }
 
-void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *payload) {
+void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, ps_msg_t *payload) {
     s->last_push[w] = timer_now();
     if (stall_watch_clear(&s->stall, w))   /* named only on server 0 (stall_watch_init) */
         fprintf(stderr, "psring: ps server 0: worker rank %d (mpi rank %d) pushed again\n", w, s->c.worker_rank_base + w);
@@ -235,5 +207,5 @@ void server_handle_push(ps_server_t *s, int w, const ps_header_t *h, zmq_msg_t *
     int half = h->dtype == PS_DTYPE_F16;
     s->f16[w] = (uint8_t)half;
     if (s->c.sync == SYNC_BSP) bsp_push(s, w, h, payload, half);
-    else async_push(s, w, h, zmq_msg_data(payload), half);
+    else async_push(s, w, h, ps_msg_data(payload), half);
 }

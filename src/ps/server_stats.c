@@ -5,8 +5,7 @@
 #include "server_impl.h"
 #include <string.h>
 
-void server_record_staleness(ps_server_t *s, uint64_t read_clock) {
-    uint64_t g = server_global_clock(s);
+void server_record_staleness(ps_server_t *s, uint64_t g, uint64_t read_clock) {
     uint64_t st = g > read_clock ? g - read_clock : 0;
     s->hist[st < PS_HIST - 1 ? st : PS_HIST - 1]++;
     s->stale_n++;
@@ -37,7 +36,7 @@ void ps_server_report(const ps_server_t *s, double *r) {
     r[PS_ST_APPLY_S] = s->apply_s;
     r[PS_ST_BYTES_IN] = (double)s->bytes_in;
     r[PS_ST_BYTES_OUT] = (double)s->bytes_out;
-    r[PS_ST_REJECTED] = (double)s->rejected;
+    r[PS_ST_REJECTED] = (double)ps_transport_rejected(s->tr);
     r[PS_ST_STALE_N] = (double)s->stale_n;
     r[PS_ST_STALE_SUM] = s->stale_sum;
     r[PS_ST_STALE_MAX] = (double)s->stale_max;
@@ -97,7 +96,7 @@ void ps_server_print_report(const ps_server_t *s, FILE *f) {
             "staleness_max=%llu max_clock_gap=%llu rejected=%llu lost=%d\n", s->c.index, mode,
             s->c.sync == SYNC_SSP ? s->c.staleness : -1, (unsigned long long)s->updates, mean,
             (unsigned long long)s->stale_max, (unsigned long long)s->clock_gap,
-            (unsigned long long)s->rejected, s->nlost);
+            (unsigned long long)ps_transport_rejected(s->tr), s->nlost);
     if (s->budget)   /* the samples the workers' pushes spent, against the budget */
         fprintf(f, "ps server %d: samples=%llu budget=%llu\n", s->c.index, (unsigned long long)s->counted,
                 (unsigned long long)s->budget);
@@ -111,7 +110,7 @@ void ps_server_print_report(const ps_server_t *s, FILE *f) {
         if (s->lost[w]) fprintf(f, "ps server %d: lost worker rank %d (mpi rank %d)\n", s->c.index, w, s->c.worker_rank_base + w);
     if (s->c.auth)
         fprintf(f, "ps server %d: auth=curve refused=%llu (handshakes without the --ps-auth key)\n", s->c.index,
-                (unsigned long long)s->auth_refused);
+                (unsigned long long)ps_transport_auth_refused(s->tr));
     if (s->c.stall_warn > 0 && s->c.index == 0)
         fprintf(f, "ps server 0: stalls named=%llu (--stall-warn %.3g s)\n", (unsigned long long)s->stall.stalls, s->c.stall_warn);
     fflush(f);
