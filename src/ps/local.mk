@@ -5,7 +5,8 @@ TOPOLOGY_SOURCES += src/ps/ps_topology.c
 noinst_LIBRARIES += src/ps/libps.a
 src_ps_libps_a_SOURCES = src/ps/wire.c src/ps/transport.c src/ps/server.c src/ps/server_rounds.c \
   src/ps/server_stats.c src/ps/server_reply.c src/ps/server_budget.c src/ps/bind.c src/ps/worker.c \
-  src/ps/worker_step.c src/ps/ps_exchange.c src/ps/auth.c src/ps/placement.c \
+  src/ps/worker_wait.c src/ps/worker_liveness.c src/ps/worker_send.c src/ps/worker_step.c \
+  src/ps/ps_exchange.c src/ps/auth.c src/ps/placement.c \
   src/ps/ps_startup.c
 src_ps_libps_a_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS) -pthread
 noinst_HEADERS += src/ps/wire.h src/ps/server.h src/ps/worker.h src/ps/zcheck.h src/ps/auth.h \

@@ -1,7 +1,7 @@
 /* transport.h: the parameter server's transport (ps-lite's Van): ZeroMQ sockets, the routing
  * identities, CURVE, multipart frames out and in, the frame checks every receiver makes, and the
- * one reject-and-log rule for what fails them. The server speaks through it and never touches
- * ZeroMQ (the worker's side is here, its callers follow); what a message means is theirs. The keys and the ZAP handler are auth.c's.
+ * one reject-and-log rule for what fails them. Server and worker speak through it and never
+ * touch ZeroMQ; what a message means is theirs. The keys and the ZAP handler are auth.c's.
  *
  * Two sides:
  *   server  one ROUTER bound to an endpoint; peer w is worker w, named by the routing id a
@@ -9,23 +9,29 @@
  *   worker  one DEALER per server (peer s is server s); the heartbeat thread opens a second
  *           transport of its own ('H' ids), as ZeroMQ sockets are not thread-safe
  *
- * Who calls whom on the server's side. Every arrow points down: a file calls only files below
- * it (server.c also calls server_stats.c, server_reply.c and server_budget.c directly), so no
- * call comes back up and the transport calls only auth.c (and wire.c, which calls nothing):
+ * Who calls whom in src/ps. Every arrow points down: a file calls only files below it in the
+ * picture (server.c also calls server_stats.c, server_reply.c, server_budget.c directly; worker.c
+ * calls worker_step.c's set-up and every worker file below it), so no call comes back up and
+ * the transport calls only auth.c (and wire.c, which calls nothing). ps_exchange.c calls the
+ * public functions of server.c, server_stats.c, bind.c (--bind, which calls none of these),
+ * worker.c and worker_step.c, and makes the ZeroMQ context with the transport:
  *
  *        ps_exchange.c (and bench/ps.c, tests/test_ps.c)
- *          v
- *        server.c  loop, dispatch
- *          v
- *        server_rounds.c
- *          v
- *        server_stats.c
- *          v
- *        server_reply.c --> server_budget.c
- *          v
- *        transport.c
- *          v
- *        auth.c  keys, ZAP handler, handshake monitor
+ *          |                                  |
+ *          v                                  v
+ *        server.c  loop, dispatch           worker.c  the API calls
+ *          v                                  v
+ *        server_rounds.c                    worker_step.c  slices, credit, --overlap
+ *          v                                  v
+ *        server_stats.c                     worker_wait.c  replies in, checked
+ *          v                                  v
+ *        server_reply.c --> server_budget.c worker_liveness.c  heartbeats, silence
+ *          |                                  v
+ *          |                                worker_send.c  requests out
+ *          |                                  |
+ *          +-------------> transport.c <------+
+ *                             v
+ *                          auth.c  keys, ZAP handler, handshake monitor
  *
  * The server's loop asks the transport for its next message (ps_transport_recv) and dispatches
  * it itself; a worker's wait does the same per server. A received payload is a ps_msg_t that

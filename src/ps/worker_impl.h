@@ -1,16 +1,22 @@
 /* worker_impl.h: the PS worker's insides, shared by its files (not part of the API):
- *   worker.c       sockets, heartbeats, the reply wait, every call but the step
- *   worker_step.c  the bsp/async step: which slices go when (credit, priority) and --overlap's
- *                  communication thread, which runs the step while backward continues */
+ *   worker.c           lifecycle and every call but the step
+ *   worker_wait.c      the wait for replies: each message checked, counted and handed on
+ *   worker_liveness.c  the heartbeat thread, and the silence that ends a wait
+ *   worker_send.c      requests out: headers, and payloads without a copy
+ *   worker_step.c      the bsp/async step: which slices go when (credit, priority) and
+ *                      --overlap's communication thread, which runs the step while backward
+ *                      continues
+ * The sockets and frames are the transport's (transport.h). */
 #ifndef PSRING_PS_WORKER_IMPL_H
 #define PSRING_PS_WORKER_IMPL_H
 #include "worker.h"
 #include "wire.h"
-#include "zcheck.h"
+#include "transport.h"
+#include "common/check.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
-typedef void (*reply_fn)(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx);
+typedef void (*reply_fn)(ps_worker_t *w, int s, const ps_header_t *h, ps_msg_t *payload, void *ctx);
 
 /* a wait for one reply of `type` from each pending server (sliced: one per slice of its shard) */
 typedef struct {
@@ -47,7 +53,7 @@ typedef struct {
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv_job, cv_done;
-    int efd;                   /* eventfd: a new ready range wakes the thread out of zmq_poll */
+    int efd;                   /* eventfd: a new ready range wakes the thread out of its poll */
     int started, quit, job, done;
     float *params;
     const float *grads;
@@ -58,8 +64,8 @@ typedef struct {
 
 struct ps_worker {
     ps_worker_config_t c;
-    void *ctx;
-    void **sock;
+    void *ctx;                 /* the ZeroMQ context, for the heartbeat thread's transport */
+    ps_van_t *tr;        /* a DEALER to each server */
     char **endpoints;
     size_t *lo, *len;
     size_t *ck;                /* bsp slice of server s's shard in elements (the shard when unchunked) */
@@ -67,7 +73,6 @@ struct ps_worker {
     uint8_t **got;             /* per server: slice k of this step's reply arrived */
     double *last_heard;
     uint64_t *read_clock;      /* global clock of the parameters last received from server s */
-    uint8_t *logged;
     uint64_t clock, generation, avg_round;
     double step_wait;          /* bsp: the longest wait any server reported for the last push */
     uint64_t budget, step_samples; /* the sample budget (wire.h), 0 = none */
@@ -78,23 +83,34 @@ struct ps_worker {
     atomic_int stop;
     pthread_t hb;
     int hb_started;
-    uint64_t bytes_sent, bytes_recv, rejected;
+    uint64_t bytes_sent, bytes_recv;
     step_state_t st;
     overlap_t ov;
 };
 
+/* worker_send.c */
 ps_header_t worker_header(ps_worker_t *w, int s, int type, int dtype, uint64_t count);
-void worker_send_header(ps_worker_t *w, int s, const ps_header_t *h, int more);
+/* a header alone to server s */
+void worker_send_header(ps_worker_t *w, int s, const ps_header_t *h);
 /* header + zero-copy payload (buf must stay unchanged until worker_wait_inflight) */
 void worker_send_zero_copy(ps_worker_t *w, int s, const ps_header_t *h, const void *buf, size_t bytes);
+/* worker_wait.c: until ZeroMQ let go of every zero-copy payload */
 void worker_wait_inflight(ps_worker_t *w);
-/* a parameter reply into params (ctx) */
-void worker_on_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx);
-/* servers [s0, s1) pending (sliced: every slice; their got[] cleared) */
+/* worker_wait.c: a parameter reply into params (ctx) */
+void worker_on_params(ps_worker_t *w, int s, const ps_header_t *h, ps_msg_t *payload, void *ctx);
+/* worker_wait.c: servers [s0, s1) pending (sliced: every slice; their got[] cleared) */
 void worker_wait_begin(ps_worker_t *w, wait_t *wt, int s0, int s1);
 /* one poll of the pending servers (and wake_fd) for up to timeout_ms, handling what arrived;
  * fatal when an awaited server has been silent for peer_timeout. 1 when wake_fd fired. */
 int worker_wait_poll(ps_worker_t *w, wait_t *wt, long timeout_ms);
+/* a whole wait: one reply of type from every server in [s0, s1), each handed to fn; its count is
+ * fixed_count, or the shard's length times count_per_len_mult */
+void worker_wait_replies(ps_worker_t *w, int s0, int s1, int type, uint64_t count_per_len_mult,
+                         uint64_t fixed_count, reply_fn fn, void *ctx);
+/* worker_liveness.c: the heartbeat thread; ending a wait on an awaited server's silence */
+void worker_liveness_start(ps_worker_t *w);
+void worker_liveness_stop(ps_worker_t *w);
+void worker_check_silence(ps_worker_t *w, const wait_t *wt);
 /* worker_step.c: the step's buffers; --overlap's thread (started when c.overlap) */
 void worker_step_init(ps_worker_t *w);
 void worker_step_free(ps_worker_t *w);

@@ -54,7 +54,7 @@ static void say_ready(ps_worker_t *w) {
     for (int s = 0; s < w->c.nservers; s++) {
         ps_header_t h = worker_header(w, s, PS_MSG_HEARTBEAT, PS_DTYPE_NONE, 0);
         h.iteration = w->clock;
-        worker_send_header(w, s, &h, 0);
+        worker_send_header(w, s, &h);
     }
 }
 
@@ -88,7 +88,7 @@ static void pump(ps_worker_t *w) {
 }
 
 /* an answer to a slice: its parameters in, and its server's next slice out (a credit back) */
-static void on_step_params(ps_worker_t *w, int s, const ps_header_t *h, zmq_msg_t *payload, void *ctx) {
+static void on_step_params(ps_worker_t *w, int s, const ps_header_t *h, ps_msg_t *payload, void *ctx) {
     (void)ctx;
     worker_on_params(w, s, h, payload, w->st.params);
     w->st.fly[s]--;
