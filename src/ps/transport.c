@@ -50,6 +50,13 @@ void *ps_transport_context_new(void) {
 
 void ps_transport_context_free(void *zctx) { zmqCheck(zmq_ctx_term(zctx)); }
 
+/* the routing id the server tells workers' connections apart by: kind + u32 rank, little-endian */
+static void identity_encode(uint8_t id[5], char kind, int rank) {
+    uint32_t r = (uint32_t)rank;
+    id[0] = (uint8_t)kind;
+    for (int i = 0; i < 4; i++) id[1 + i] = (uint8_t)(r >> (8 * i));
+}
+
 static ps_van_t *transport_new(const ps_transport_config_t *c, int server, int nsock) {
     ps_van_t *t = xcalloc(1, sizeof *t);
     t->c = *c;
@@ -107,9 +114,9 @@ ps_van_t *ps_transport_bind(void *zctx, const ps_transport_config_t *c, const ch
     return t;
 }
 
-/* the routing id the server tells workers' connections apart by: kind + u32 rank */
 static void set_identity(void *sock, char kind, int rank) {
-    uint8_t id[5] = { (uint8_t)kind, (uint8_t)rank, (uint8_t)(rank >> 8), (uint8_t)(rank >> 16), (uint8_t)(rank >> 24) };
+    uint8_t id[5];
+    identity_encode(id, kind, rank);
     zmqCheck(zmq_setsockopt(sock, ZMQ_ROUTING_ID, id, sizeof id));
 }
 
@@ -153,7 +160,8 @@ void ps_transport_free(ps_van_t *t) {
 /* server side: which socket a peer's frames go out on, after its routing id */
 static void *out_socket(ps_van_t *t, int peer) {
     if (!t->server) return t->sock[peer];
-    uint8_t id[5] = { 'D', (uint8_t)peer, (uint8_t)(peer >> 8), (uint8_t)(peer >> 16), (uint8_t)(peer >> 24) };
+    uint8_t id[5];
+    identity_encode(id, 'D', peer);
     zmqCheck(zmq_send(t->sock[0], id, sizeof id, ZMQ_SNDMORE));
     return t->sock[0];
 }
@@ -213,7 +221,7 @@ void ps_transport_serve_auth(ps_van_t *t) {
     t->zap_ready = t->mon_ready = 0;
 }
 
-/* identity "D"/"H" + u32 rank; returns the worker or -1 */
+/* a routing id (identity_encode's) -> the worker, or -1 */
 static int parse_identity(const ps_van_t *t, zmq_msg_t *id, int *hb) {
     const uint8_t *p = zmq_msg_data(id);
     if (zmq_msg_size(id) != 5 || (p[0] != 'D' && p[0] != 'H')) return -1;

@@ -1,10 +1,10 @@
 /* worker_wait.c: a worker's wait for replies (worker_impl.h). Every message that arrives is
  * checked like on the server (the transport's header and frame checks, then sender, shard,
  * type, count and slice against what the wait expects); a bad one is counted, named once per
- * server and dropped, a heartbeat only says the server lives. A parameter reply is copied into
- * the caller's buffer here (worker_on_params), where the other replies' handlers are worker.c's. A wait ends with a fatal error
+ * server and dropped, a heartbeat only says the server lives. A wait ends with a fatal error
  * when an awaited server has been silent (no reply and no heartbeat) for peer_timeout seconds
- * (worker_liveness.c). */
+ * (worker_liveness.c). A parameter reply is copied into the caller's buffer here
+ * (worker_on_params); the other replies' handlers are worker.c's. */
 #include "worker_impl.h"
 #include "common/half.h"
 #include "common/timer.h"
