@@ -17,7 +17,9 @@
 #     libtrain.a defines (no trainer code linked);
 #   - each topology in src/train/topology_list.c has one descriptor in one folder, and nothing in
 #     src/train, src/common, src/exchange or the launcher names it outside that folder and the list;
-#   - no function in src/ is over 80 lines.
+#   - no function in src/ is over 80 lines, no file over 400;
+#   - ZeroMQ only in the PS's transport (and auth, keygen, the latency shim, the PS benchmark), the
+#     transport a leaf of src/ps; MPI initialised only by the shared start-up (and bench's driver).
 # An include is resolved as the compiler does: next to the including file first, then under src/.
 # Each violation is one line naming the file and what it included or defined.
 # Usage: src_layers.sh [SRC_DIR] (default: the source tree's src/; with SRC_DIR, sources only).
@@ -125,15 +127,65 @@ for f in $(grep -rlE '\bTOPO_[A-Z]+' "$src" --include='*.[ch]' 2>/dev/null); do
 done
 
 # No function over 80 lines in src/ (a main is a list of named calls; a long function is steps
-# that want names). A function starts at column 0 with a line ending in "{" (or a "{" alone after
-# its signature) and ends at the next "}" at column 0.
+# that want names). A function's signature starts at column 0 with a name and "(" (no "=" before
+# it: a table is no function); it may wrap over lines; its body starts at the first "{" that
+# ends a line before any ";" and ends at the next "}" at column 0. No file in src/ over 400 lines.
 while IFS=$'\t' read -r file n what; do
   bad+=("${file#"$src"/}: $what is $n lines (at most 80)")
 done < <(find "$src" -type f \( -name '*.c' -o -name '*.cu' \) -print0 | sort -z | xargs -0 awk '
-  FNR == 1 { start = 0; prev = "" }
-  /^[A-Za-z_].*\)[ \t]*\{[ \t]*$/ || (/^\{/ && prev ~ /\)[ \t]*$/) { start = FNR; name = $0; sub(/\(.*/, "", name) }
-  /^\}/ && start { n = FNR - start + 1; if (n > 80) print FILENAME "\t" n "\t" name "()"; start = 0 }
-  { prev = $0 }')
+  FNR == 1 { start = 0; sig = "" }
+  !start && sig == "" && /^[A-Za-z_][^=;]*\(/ && !/^(typedef|struct|enum|union)[ \t]/ {
+    sig = $0; sub(/\(.*/, "", sig); sub(/.*[ \t*]/, "", sig) }
+  !start && sig != "" {
+    if (/;[ \t]*$/ && !/\{[ \t]*$/) sig = ""
+    else if (/\{[ \t]*$/) { start = FNR; name = sig; sig = "" } }
+  /^\}/ && start { n = FNR - start + 1; if (n > 80) print FILENAME "\t" n "\t" name "()"; start = 0 }')
+while read -r n file; do
+  [[ $file == total ]] || bad+=("${file#"$src"/}: $n lines (at most 400: a file is one concept)")
+done < <(find "$src" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) -print0 | xargs -0 wc -l |
+         awk '$1 > 400')
+
+# The rooms of the PS and of the start-up (docs/design.md):
+#   - ZeroMQ is called only by the PS's transport (src/ps/transport.c; CurveZMQ's keys and ZAP
+#     handler in auth.c and keygen.c), the latency shim and the PS benchmark's raw ZeroMQ peer;
+#   - the transport is a leaf of the PS: it includes no other header of src/ps but the wire
+#     format, the keys and the ZeroMQ checks, and (when built) calls no function that another
+#     member of libps.a defines but those;
+#   - MPI is initialised in one place, the shared start-up (src/exchange/startup.c), which both
+#     topologies call; the micro-benchmarks' driver starts its own (src/bench/bench_driver.c).
+zmq_homes=" ps/transport.c ps/transport.h ps/auth.c ps/auth.h ps/keygen.c ps/zcheck.h shim/inject-latency.c bench/ps.c "
+transport_needs=" ps/transport.h ps/wire.h ps/auth.h ps/zcheck.h ps/ps_config.h "
+while IFS= read -r f; do
+  rel_f=${f#"$src"/}
+  # the code without its comments and string literals (a message may name a ZeroMQ call)
+  code=$(code_of "$f" | sed -E 's/"([^"\\]|\\.)*"/""/g')
+  if grep -qE '\bzmq_[a-z_]+|#[[:space:]]*include[[:space:]]*<zmq\.h>' <<<"$code" && [[ $zmq_homes != *" $rel_f "* ]]; then
+    bad+=("$rel_f calls ZeroMQ (only the PS's transport, auth, keygen, the latency shim and bench/ps.c may)")
+  fi
+  if grep -qE '\bMPI_Init(_thread)?[[:space:]]*\(' <<<"$code" && [[ $rel_f != exchange/startup.c && $rel_f != bench/bench_driver.c ]]; then
+    bad+=("$rel_f initialises MPI (the one start-up is exchange/startup.c)")
+  fi
+done < <(find "$src" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) | sort)
+for f in "$src/ps/transport.c" "$src/ps/transport.h"; do
+  [[ -f $f ]] || { bad+=("ps/${f##*/} missing: the PS's transport layer"); continue; }
+  for inc in $(awk '/^[ \t]*#[ \t]*include[ \t]*"/ { t = $0; sub(/^[^"]*"/, "", t); sub(/".*/, "", t); print t }' "$f"); do
+    [[ -f $src/ps/$inc ]] && inc=ps/$inc
+    [[ $inc == ps/* && $transport_needs != *" $inc "* ]] &&
+      bad+=("ps/${f##*/} includes $inc (the transport is a leaf: it knows the wire, not the server or worker)")
+  done
+done
+for t in ring/ring_exchange.c ps/ps_startup.c; do
+  grep -q 'startup_begin' "$src/$t" 2>/dev/null || bad+=("$t does not start on startup_begin (exchange/startup.h)")
+done
+lib_ps=$TOP_BUILDDIR/src/ps/libps.a
+if [[ $# -eq 0 && -f $lib_ps ]]; then
+  # "MEMBER SYMBOL" for defined (T) and undefined (U) symbols of each member of libps.a
+  above=$(nm -A --defined-only -g "$lib_ps" 2>/dev/null | awk '{ m = $1; sub(/:[^:]*$/, "", m); sub(/.*:/, "", m); sub(/\.o$/, "", m); sub(/^.*-/, "", m); print m "\t" $NF }' |
+          awk -F'\t' '$1 != "transport" && $1 != "wire" && $1 != "auth" { print $2 }' | sort -u)
+  for sym in $(nm -A -u "$lib_ps" 2>/dev/null | awk '{ m = $1; sub(/:[^:]*$/, "", m); sub(/.*:/, "", m) } m ~ /(^|-)transport\.o$/ { print $NF }' | sort -u); do
+    grep -qxF "$sym" <<<"$above" && bad+=("ps/transport.c calls $sym, defined above it in libps.a (the transport is a leaf)")
+  done
+fi
 
 # the libraries, when built: a symbol a lower layer leaves undefined must not be one libtrain
 # defines. Only members whose source still exists count (an archive left from before a file
@@ -166,4 +218,4 @@ if ((${#bad[@]})); then
   printf 'src_layers: %s\n' "${bad[@]}" >&2
   fail "${#bad[@]} layering violation(s) under $src"
 fi
-pass "src/common <- src/exchange <- src/ring, src/ps <- src/train; ring and ps apart; GPU helpers from src/common; one fp16 codec; topologies as descriptors named only in their folders and the list; no function over 80 lines"
+pass "src/common <- src/exchange <- src/ring, src/ps <- src/train; ring and ps apart; GPU helpers from src/common; one fp16 codec; topologies as descriptors named only in their folders and the list; no function over 80 lines, no file over 400; ZeroMQ only in the transport, a leaf; one start-up"
