@@ -13,6 +13,7 @@
 #include "wire.h"
 #include "transport.h"
 #include "common/check.h"
+#include "common/comm_thread.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -50,11 +51,9 @@ typedef struct {
  * thread's from the first ready range to the step's end (the mutex is the memory barrier
  * ZeroMQ asks for when a socket changes threads), the trainer's otherwise. */
 typedef struct {
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv_job, cv_done;
+    comm_thread_t ct;          /* its thread, mutex, conditions, quit (src/common/comm_thread.h) */
     int efd;                   /* eventfd: a new ready range wakes the thread out of its poll */
-    int started, quit, job, done;
+    int job, done;
     float *params;
     const float *grads;
     float lr;

@@ -146,10 +146,10 @@ static void overlap_run(ps_worker_t *w) {
     overlap_t *ov = &w->ov;
     step_begin(w, ov->params, ov->grads, ov->lr, ov->efd);
     for (int seen = 0;;) {
-        pthread_mutex_lock(&ov->mu);   /* from[] may grow (and move) meanwhile */
+        pthread_mutex_lock(&ov->ct.mu);   /* from[] may grow (and move) meanwhile */
         int have = seen < ov->nfrom;
         size_t from = have ? ov->from[seen] : 0;
-        pthread_mutex_unlock(&ov->mu);
+        pthread_mutex_unlock(&ov->ct.mu);
         if (have) {
             step_final(w, from);
             seen++;
@@ -163,21 +163,21 @@ static void overlap_run(ps_worker_t *w) {
 static void *overlap_main(void *arg) {
     ps_worker_t *w = arg;
     overlap_t *ov = &w->ov;
-    pthread_mutex_lock(&ov->mu);
+    pthread_mutex_lock(&ov->ct.mu);
     for (;;) {
-        while (!ov->quit && (!ov->job || ov->done)) pthread_cond_wait(&ov->cv_job, &ov->mu);
-        if (ov->quit) break;
-        pthread_mutex_unlock(&ov->mu);
+        while (!ov->ct.quit && (!ov->job || ov->done)) pthread_cond_wait(&ov->ct.cv_job, &ov->ct.mu);
+        if (ov->ct.quit) break;
+        pthread_mutex_unlock(&ov->ct.mu);
         overlap_run(w);
-        pthread_mutex_lock(&ov->mu);
+        pthread_mutex_lock(&ov->ct.mu);
         ov->done = 1;
-        pthread_cond_signal(&ov->cv_done);
+        pthread_cond_signal(&ov->ct.cv_done);
     }
-    pthread_mutex_unlock(&ov->mu);
+    pthread_mutex_unlock(&ov->ct.mu);
     return NULL;
 }
 
-/* caller holds ov->mu; from only falls within a step (the ranges come last layer first) */
+/* caller holds ov->ct.mu; from only falls within a step (the ranges come last layer first) */
 static void add_range(ps_worker_t *w, size_t from) {
     overlap_t *ov = &w->ov;
     if (ov->nfrom && from >= ov->from[ov->nfrom - 1]) return;
@@ -194,8 +194,8 @@ static void add_range(ps_worker_t *w, size_t from) {
 
 void ps_worker_ready(ps_worker_t *w, float *params, const float *grads, size_t from, float lr) {
     overlap_t *ov = &w->ov;
-    if (!ov->started) die("ps worker %d: a ready range without --overlap", w->c.rank);
-    pthread_mutex_lock(&ov->mu);
+    if (!ov->ct.started) die("ps worker %d: a ready range without --overlap", w->c.rank);
+    pthread_mutex_lock(&ov->ct.mu);
     if (!ov->job) {   /* the step's first ready range: the sockets are the thread's from here */
         ov->job = 1;
         ov->done = 0;
@@ -203,12 +203,12 @@ void ps_worker_ready(ps_worker_t *w, float *params, const float *grads, size_t f
         ov->grads = grads;
         ov->lr = lr;
         ov->nfrom = 0;
-        pthread_cond_signal(&ov->cv_job);
+        pthread_cond_signal(&ov->ct.cv_job);
     } else if (ov->params != params || ov->grads != grads) {
         die("ps worker %d: one step got two gradient or parameter buffers", w->c.rank);
     }
     add_range(w, from);
-    pthread_mutex_unlock(&ov->mu);
+    pthread_mutex_unlock(&ov->ct.mu);
     wake(ov);
 }
 
@@ -216,14 +216,14 @@ void ps_worker_ready(ps_worker_t *w, float *params, const float *grads, size_t f
 static void overlap_step(ps_worker_t *w, float *params, const float *grads, float lr) {
     overlap_t *ov = &w->ov;
     ps_worker_ready(w, params, grads, 0, lr);
-    pthread_mutex_lock(&ov->mu);
-    while (!ov->done) pthread_cond_wait(&ov->cv_done, &ov->mu);
+    pthread_mutex_lock(&ov->ct.mu);
+    while (!ov->done) pthread_cond_wait(&ov->ct.cv_done, &ov->ct.mu);
     ov->job = 0;
-    pthread_mutex_unlock(&ov->mu);
+    pthread_mutex_unlock(&ov->ct.mu);
 }
 
 int ps_worker_step(ps_worker_t *w, float *params, const float *grads, float lr) {
-    if (w->ov.started) {
+    if (w->ov.ct.started) {
         overlap_step(w, params, grads, lr);
     } else {
         step_begin(w, params, grads, lr, -1);
@@ -247,27 +247,14 @@ void worker_step_init(ps_worker_t *w) {
     overlap_t *ov = &w->ov;
     ov->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (ov->efd < 0) die("ps worker %d: eventfd: %s", w->c.rank, strerror(errno));
-    pthread_mutex_init(&ov->mu, NULL);
-    pthread_cond_init(&ov->cv_job, NULL);
-    pthread_cond_init(&ov->cv_done, NULL);
-    int rc = pthread_create(&ov->th, NULL, overlap_main, w);
-    if (rc) die("pthread_create: %s", strerror(rc));
-    ov->started = 1;
+    comm_thread_start(&ov->ct, overlap_main, w, "ps worker");
 }
 
 void worker_step_free(ps_worker_t *w) {
     overlap_t *ov = &w->ov;
-    if (ov->started) {
-        pthread_mutex_lock(&ov->mu);
-        ov->quit = 1;
-        pthread_cond_signal(&ov->cv_job);
-        pthread_mutex_unlock(&ov->mu);
-        pthread_join(ov->th, NULL);
+    if (ov->ct.started) {
+        comm_thread_stop(&ov->ct);
         close(ov->efd);
-        pthread_mutex_destroy(&ov->mu);
-        pthread_cond_destroy(&ov->cv_job);
-        pthread_cond_destroy(&ov->cv_done);
-        ov->started = 0;
     }
     step_state_t *st = &w->st;
     for (int s = 0; st->order && s < w->c.nservers; s++) free(st->order[s]);

@@ -18,7 +18,7 @@
 static void autotune_apply(exchange_t *ex, float bucket_mb, int chunk_kb) {
     ringex_t *x = ex->impl;
     overlap_t *ov = &x->ov;
-    pthread_mutex_lock(&ov->mu);
+    pthread_mutex_lock(&ov->ct.mu);
     ov->bucket = ring_overlap_bucket_elems(bucket_mb);
     if (chunk_kb != x->tune.chunk_kb) {
         size_t cb = (size_t)chunk_kb * 1024;
@@ -27,7 +27,7 @@ static void autotune_apply(exchange_t *ex, float bucket_mb, int chunk_kb) {
         ring_free(&x->ring);
         ring_init(&x->ring, MPI_COMM_WORLD, x->count, cb);
     }
-    pthread_mutex_unlock(&ov->mu);
+    pthread_mutex_unlock(&ov->ct.mu);
     x->tune.bucket_mb = bucket_mb;
     x->tune.chunk_kb = chunk_kb;
     x->tune.steps = 0;

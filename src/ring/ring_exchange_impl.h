@@ -9,6 +9,7 @@
 #include "ring_allreduce.h"
 #include "ring_ops.h"
 #include "ring_exchange.h"
+#include "common/comm_thread.h"
 #include "common/stall.h"
 #include "exchange/startup.h"
 #include <pthread.h>
@@ -39,16 +40,12 @@ typedef struct {
 
 /* the overlap machinery: a queue of ranges of this step's gradient buffer */
 typedef struct {
-    pthread_t thread;
-    int started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv_job, cv_done;
+    comm_thread_t ct;        /* its thread, mutex, conditions, quit (src/common/comm_thread.h) */
     ring_t ring;             /* its own ring, hence its own communicator */
     float *grads;            /* this step's gradient buffer (NULL: no grad_ready yet) */
     range_t *q;              /* ranges handed over this step, in order */
     size_t nq, qcap, next;   /* next: first range the thread has not started */
     size_t done;             /* ranges finished */
-    int quit;
     range_t open;            /* bucket being filled (lo == hi: empty) */
     size_t bucket;           /* elements per bucket */
 } overlap_t;

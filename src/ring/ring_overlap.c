@@ -18,23 +18,23 @@ static void *overlap_main(void *arg) {
     exchange_t *ex = arg;
     ringex_t *x = ex->impl;
     overlap_t *ov = &x->ov;
-    pthread_mutex_lock(&ov->mu);
+    pthread_mutex_lock(&ov->ct.mu);
     for (;;) {
-        while (!ov->quit && ov->next == ov->nq) pthread_cond_wait(&ov->cv_job, &ov->mu);
-        if (ov->next == ov->nq && ov->quit) break;
+        while (!ov->ct.quit && ov->next == ov->nq) pthread_cond_wait(&ov->ct.cv_job, &ov->ct.mu);
+        if (ov->next == ov->nq && ov->ct.quit) break;
         range_t r = ov->q[ov->next++];
         float *g = ov->grads;
-        pthread_mutex_unlock(&ov->mu);
+        pthread_mutex_unlock(&ov->ct.mu);
         ringex_allreduce_range(ex, &ov->ring, ov->ring.comm, g + r.lo, r.lo, r.hi - r.lo);
-        pthread_mutex_lock(&ov->mu);
+        pthread_mutex_lock(&ov->ct.mu);
         ov->done++;
-        pthread_cond_signal(&ov->cv_done);
+        pthread_cond_signal(&ov->ct.cv_done);
     }
-    pthread_mutex_unlock(&ov->mu);
+    pthread_mutex_unlock(&ov->ct.mu);
     return NULL;
 }
 
-/* caller holds ov->mu */
+/* caller holds ov->ct.mu */
 static void overlap_push(overlap_t *ov, range_t r) {
     if (r.hi <= r.lo) return;
     for (size_t i = 0; i < ov->nq; i++)
@@ -49,7 +49,7 @@ static void overlap_push(overlap_t *ov, range_t r) {
         ov->q = q;
     }
     ov->q[ov->nq++] = r;
-    pthread_cond_signal(&ov->cv_job);
+    pthread_cond_signal(&ov->ct.cv_job);
 }
 
 void ring_overlap_grad_ready(exchange_t *ex, float *grads, size_t offset, size_t count, float lr) {
@@ -59,7 +59,7 @@ void ring_overlap_grad_ready(exchange_t *ex, float *grads, size_t offset, size_t
     if (!x->overlap || count == 0) return;
     if (offset + count > x->count)
         die("ring exchange: grad_ready range [%zu, %zu) beyond the %zu parameters", offset, offset + count, x->count);
-    pthread_mutex_lock(&ov->mu);
+    pthread_mutex_lock(&ov->ct.mu);
     if (ov->grads && ov->grads != grads)
         die("ring exchange: grad_ready got a different gradient buffer within one step");
     ov->grads = grads;
@@ -74,14 +74,14 @@ void ring_overlap_grad_ready(exchange_t *ex, float *grads, size_t offset, size_t
         overlap_push(ov, ov->open);
         ov->open.lo = ov->open.hi = 0;
     }
-    pthread_mutex_unlock(&ov->mu);
+    pthread_mutex_unlock(&ov->ct.mu);
 }
 
 /* step() with overlap: send the open bucket and every range nobody reported, wait for all */
 void ring_overlap_flush(exchange_t *ex, float *grads) {
     ringex_t *x = ex->impl;
     overlap_t *ov = &x->ov;
-    pthread_mutex_lock(&ov->mu);
+    pthread_mutex_lock(&ov->ct.mu);
     if (ov->grads != grads)
         die("ring exchange: step() got a different gradient buffer than grad_ready()");
     overlap_push(ov, ov->open);
@@ -97,10 +97,10 @@ void ring_overlap_flush(exchange_t *ex, float *grads) {
         if (lo < hi) overlap_push(ov, (range_t){lo, hi});
         hi = nexthi;
     }
-    while (ov->done < ov->nq) pthread_cond_wait(&ov->cv_done, &ov->mu);
+    while (ov->done < ov->nq) pthread_cond_wait(&ov->ct.cv_done, &ov->ct.mu);
     ov->nq = ov->next = ov->done = 0;
     ov->grads = NULL;
-    pthread_mutex_unlock(&ov->mu);
+    pthread_mutex_unlock(&ov->ct.mu);
 }
 
 
@@ -109,26 +109,13 @@ void ring_overlap_start(exchange_t *ex, float bucket_mb, size_t chunk_bytes) {
     overlap_t *ov = &x->ov;
     ov->bucket = ring_overlap_bucket_elems(bucket_mb);
     ring_init(&ov->ring, MPI_COMM_WORLD, ov->bucket < x->count ? ov->bucket : x->count, chunk_bytes);
-    if (pthread_mutex_init(&ov->mu, NULL) || pthread_cond_init(&ov->cv_job, NULL) ||
-        pthread_cond_init(&ov->cv_done, NULL))
-        die("ring exchange: pthread mutex/cond init failed");
-    int rc = pthread_create(&ov->thread, NULL, overlap_main, ex);
-    if (rc) die("ring exchange: pthread_create: %s", strerror(rc));
-    ov->started = 1;
+    comm_thread_start(&ov->ct, overlap_main, ex, "ring exchange");
 }
 
 void ring_overlap_stop(overlap_t *ov) {
-    if (ov->started) {
-        pthread_mutex_lock(&ov->mu);
-        ov->quit = 1;
-        pthread_cond_signal(&ov->cv_job);
-        pthread_mutex_unlock(&ov->mu);
-        pthread_join(ov->thread, NULL);
+    if (ov->ct.started) {
+        comm_thread_stop(&ov->ct);
         ring_free(&ov->ring);
-        pthread_mutex_destroy(&ov->mu);
-        pthread_cond_destroy(&ov->cv_job);
-        pthread_cond_destroy(&ov->cv_done);
-        ov->started = 0;
     }
     free(ov->q);
     ov->q = NULL;
