@@ -1,6 +1,7 @@
 """psringlib.demo: psring demo, the parameter server vs ring-allreduce trade-off as training on
 emulated hosts (experiments/demo says what it does; that command is its flags alone):
 
+  settings  what both scenarios run with: untimed steps, the ring's chunk, the PS's slice
   plan      the regime, the runs and their commands, repeats, each run's dilation
   hosts     the emulated hosts: possible here?, psring cluster, their lifecycle, link counters
   runs      the demo from plan to verdict, one run and its row, a training job, the loopback sweep

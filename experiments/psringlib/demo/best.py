@@ -13,6 +13,7 @@ import os
 from .. import costmodel as cm
 from .. import results
 from .plan import Run, run_dilation
+from .settings import PS_CHUNK_KB
 
 Ns = (2, 4, 8)
 WIDTHS = (512, 768, 1024, 1536, 2048)   # W of 784-W-W-W-10: 0.93M .. 10M parameters
@@ -25,12 +26,9 @@ FLOP_RATE = 80e9
 # same runs, about 1.3 the middle: a step's compute beside the FLOPs (not in the batch's choice)
 OPT_S_PER_PARAM = 1.3e-9
 COMPUTE_S = 0.025   # the main demo's step alone is 25-28 ms on one core
-PS_CHUNK_KB = 64    # the main demo's PS slice: 32 KiB on the wire in fp16
-RING_CHUNK_KB = 64
 TARGET = 0.15       # BytePS k=2's exchange this far under the ring's at N = 8
 BUDGET_S = 600      # the scenario's wall time with set-up, on the 2-core machine
-STEPS = 8           # steps a run: WARM untimed, then 6 timed
-WARM = 2
+STEPS = 8           # steps a run: settings.WARM untimed, then 6 timed
 # The wall-time estimate's costs, measured here (docs/results/demo-best-2026-11-29/README.md):
 # cluster up of 10 hosts 5 s, down 1.3 s; psring model --calibrate 25-32 s; a run's start-up and
 # shutdown beyond its trainer's wall 7.5 s (ring) to 15 s (PS) at 5.9M parameters; and the steps

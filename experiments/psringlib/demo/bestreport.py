@@ -7,6 +7,7 @@ import sys
 
 from .. import gnuplot, results, stats
 from . import best, say
+from .settings import PS_CHUNK_KB
 
 WITHIN = 0.10   # the model's exchange within 10% of the measured one
 COLORS = {"ring, overlap": "#2471a3", "ps-lite, 1 server host": "#c0392b", "BytePS k=1": "#7dcea0",
@@ -82,7 +83,7 @@ def summary_lines(rows, pred, o):
     regime = next(((r["layers"], r["batch_per_worker"]) for r in rows if measured(r)), ("?", "?"))
     Ns = sorted({n for _, n in tab})
     lines = ["Best against best (MLP %s, batch %s per worker, fp16, %d KiB PS slices; workers on GPU hosts, %s links;"
-             " exposed = step - the step alone on a full core):" % (regime[0], regime[1], best.PS_CHUNK_KB, o["rate"])]
+             " exposed = step - the step alone on a full core):" % (regime[0], regime[1], PS_CHUNK_KB, o["rate"])]
     failed = [r for r in rows if r.get("error")]
     if failed:
         lines.append("  %d run(s) failed and are left out: %s." % (len(failed), "; ".join(

@@ -15,6 +15,7 @@ from . import bad, best, hosts, say
 from .bestreport import report
 from .plan import PSRING, TRAIN, TTA_TEST, Run, run_shares
 from .runs import correct, failure, mnist, subset_mnist, train
+from .settings import PS_CHUNK_KB, RING_CHUNK_KB, WARM
 
 # one run: a design of best.DESIGNS at N workers
 BestRun = collections.namedtuple("BestRun", "design N")
@@ -67,7 +68,7 @@ def least_dilation(shares):
 def regime_args(regime, data, steps):
     return ["--layers", regime["layers"], "--batch", str(regime["batch"]), "--lr", "%g" % LR, "--lr-scale", "none", "--data", data,
             "--train-limit", str(TRAIN), "--test-limit", str(TEST), "--epochs", "100", "--seed", "42",
-            "--steps", str(steps), "--timing-skip", str(best.WARM)]
+            "--steps", str(steps), "--timing-skip", str(WARM)]
 
 
 def command(run, regime, data, steps=best.STEPS):
@@ -77,11 +78,11 @@ def command(run, regime, data, steps=best.STEPS):
         return [PSRING, "train", "--topology", "local"] + regime_args(regime, data, steps)
     cmd = [PSRING, "train", "--cluster", "--workers", str(run.N), "--topology", d.topology, "--fp16"] + regime_args(regime, data, steps)
     if d.topology == "ring":
-        cmd += ["--chunk-kb", str(best.RING_CHUNK_KB)]
+        cmd += ["--chunk-kb", str(RING_CHUNK_KB)]
     elif d.k is None:
-        cmd += ["--servers", "1", "--ps-mode", "optimizer", "--ps-chunk-kb", str(best.PS_CHUNK_KB)]
+        cmd += ["--servers", "1", "--ps-mode", "optimizer", "--ps-chunk-kb", str(PS_CHUNK_KB)]
     else:
-        cmd += ["--byteps", str(d.k), "--ps-mode", "sum", "--ps-chunk-kb", str(best.PS_CHUNK_KB)]
+        cmd += ["--byteps", str(d.k), "--ps-mode", "sum", "--ps-chunk-kb", str(PS_CHUNK_KB)]
     return cmd + (["--overlap"] if d.overlap else [])
 
 
@@ -134,7 +135,7 @@ def one(run, cmd, rep, o, csv_path, D, alone_ms):
     local = d is ALONE
     row.update(label=d.label, dilation=D, link_rate="" if local else o["rate"], kinds="" if local else kinds_of(run),
                hosts_used=0 if local else best.hosts_of(d, run.N), server_hosts=0 if d.topology != "ps" else (1 if d.k is None else d.k),
-               ps_chunk_kb=best.PS_CHUNK_KB if d.topology == "ps" else "", ring_chunk_kb=best.RING_CHUNK_KB if d.topology == "ring" else "")
+               ps_chunk_kb=PS_CHUNK_KB if d.topology == "ps" else "", ring_chunk_kb=RING_CHUNK_KB if d.topology == "ring" else "")
     results.append_row(csv_path, COLUMNS, row)
     if os.path.exists(tmp):
         os.remove(tmp)

@@ -8,7 +8,8 @@ import sys
 from .. import costmodel as cm
 from .. import gnuplot, results, stats
 from . import say
-from .plan import BATCH, BYTEPS, LAYERS, PS_CHUNK_KB, TTA_EVERY, TTA_N, TTA_OPTS, TTA_REGIME, TTA_SERVERS
+from .plan import BATCH, BYTEPS, LAYERS, TTA_EVERY, TTA_N, TTA_OPTS, TTA_REGIME, TTA_SERVERS
+from .settings import PS_CHUNK_KB
 
 
 # each configuration's color in every figure (the demo's labels)

@@ -5,6 +5,7 @@ import collections
 import os
 
 from .. import paths, units
+from .settings import PS_CHUNK_KB, RING_CHUNK_KB, WARM
 
 
 PSRING = paths.launcher()   # installed: psring sets PSRING_LAUNCHER
@@ -31,12 +32,6 @@ TTA_EVERY = 3
 TTA_N = 4   # workers
 EMU = ["label", "dilation", "link_rate", "cpu_share", "server_hosts", "straggler", "placement", "ps_chunk_kb",
        "ring_chunk_kb", "step_samples_ms", "link_busiest_bytes", "link_bytes"]
-WARM = 2           # steps left out of every time (--timing-skip): page faults, cold caches
-PS_CHUNK_KB = 64   # PS slices: pulls overlap later pushes (one slice of pipeline fill)
-# The ring's pipeline chunk, the same 64 KiB of parameters as a PS slice (32 KiB on the wire in
-# fp16): within Open MPI's TCP eager limit (64 KiB), so a send needs no answer from a receiver that
-# a CPU quota may hold up (measured against 256 KiB: docs/results/lab-notes-experiments.md)
-RING_CHUNK_KB = 64
 
 TTA_RUNS = "batch %d/worker, %d epochs of %d samples" % (TTA_BATCH, TTA_EPOCHS, TRAIN)   # the summary's and the figure's
 TTA_REGIME = "MLP %%s, %s, fp16, %%s links" % TTA_RUNS

@@ -10,7 +10,8 @@ import statistics
 from .. import costmodel as cm
 from .. import results, stats
 from . import verdict   # its tie band, near_best and crossover (looked up at call time: verdict imports this)
-from .plan import ALONE, BATCH, PS_CHUNK_KB
+from .plan import ALONE, BATCH
+from .settings import PS_CHUNK_KB
 
 COLUMNS = ["label", "workers", "server_hosts", "model_exchange_ms", "model_step_ms", "model_samples_per_s", "written_after_runs"]
 K_SWEEP = "ps, k server hosts"   # its points share a label: the key holds k

@@ -15,8 +15,9 @@ from .. import paths, results
 from . import bad, hosts, predict, say
 from .figures import figures
 from .hosts import Interrupted, JOB, link_columns, link_counters, on_hosts, stop
-from .plan import (ALONE, EMU, LAYERS, PSRING, PS_CHUNK_KB, RING_CHUNK_KB, SCALE_ONE, TRAIN, TTA_EVERY, TTA_TEST, WARM, command,
-                   other_regime, plan, repeats_of, run_dilation, run_hosts, straggler_host)
+from .plan import (ALONE, EMU, LAYERS, PSRING, SCALE_ONE, TRAIN, TTA_EVERY, TTA_TEST, command, other_regime, plan, repeats_of,
+                   run_dilation, run_hosts, straggler_host)
+from .settings import PS_CHUNK_KB, RING_CHUNK_KB, WARM
 from .verdict import summary
 
 

@@ -9,8 +9,9 @@ import tempfile
 from .. import results
 from . import bad, hosts, say
 from .hosts import emulation_possible
-from .plan import PSRING, RING_CHUNK_KB, TEST, TRAIN, alone_command, step_args
+from .plan import PSRING, TEST, TRAIN, alone_command, step_args
 from .runs import mnist, subset_mnist, train_row
+from .settings import RING_CHUNK_KB
 
 
 def validate(o):

@@ -8,7 +8,8 @@ from .. import results, stats
 from . import bridge, predict
 from .. import costmodel as cm
 from .figures import base_rows, by_label_n, dilations, k_sweep, k_sweep_row, load, one_worker, ring4_row, tta_curves
-from .plan import BATCH, LAYERS, PS_CHUNK_KB, RING_CHUNK_KB, TTA_N, TTA_OPTS, TTA_PS, TTA_RUNS
+from .plan import BATCH, LAYERS, TTA_N, TTA_OPTS, TTA_PS, TTA_RUNS
+from .settings import PS_CHUNK_KB, RING_CHUNK_KB
 
 
 TIE = 0.05         # within 5% of the fastest, round by round (paired), a configuration shares the win
