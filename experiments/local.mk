@@ -1,8 +1,8 @@
 # experiments: the commands users run (sweep, plot, summary, model, demo, mps, cluster, ...:
 # python3 + gnuplot and shell scripts) and their tests. The Python they share is the package
 # experiments/psringlib, installed beside them. psring dispatches `psring sweep|plot|model|demo|...`
-# to the scripts, beside it in the source tree or installed (their list and the package's:
-# Makefile.am). The LD_PRELOAD shims they use live in src/shim.
+# to the scripts, beside it in the source tree or installed (the folder as it is: Makefile.am).
+# The LD_PRELOAD shims they use live in src/shim; the developer's tools are in tools/.
 
 EXP_TESTS = tests/exp_cli.sh tests/exp_csv.py tests/exp_model.py tests/exp_model_scale.py tests/exp_model_published.py tests/exp_model_verdict.sh \
   tests/exp_demo.py tests/exp_demo_plan.py tests/exp_demo_verdict.py tests/exp_demo_figures.py tests/exp_demo_best.py tests/exp_plot.py tests/exp_timeline.sh \

@@ -2,7 +2,7 @@
 # (clang -fsanitize=fuzzer,address,undefined), built only by `make fuzz` (never by `make` or
 # `make check`: they need clang, and gcc builds the rest). Each harness is compiled together with
 # the sources it fuzzes, so it does not depend on the gcc-built libraries.
-# Run them with experiments/fuzz-all SECONDS. In `make check` the same harnesses are built with the
+# Run them with tools/fuzz-all SECONDS. In `make check` the same harnesses are built with the
 # ordinary compiler around fuzz/replay_main.c and replay the seed corpus plus every crasher found
 # so far (fuzz/regress/<target>/), so a fixed bug stays fixed (also under --enable-sanitizers).
 #

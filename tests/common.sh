@@ -116,17 +116,17 @@ compare_steps() {
     || fail "$4"
 }
 
-# faults_run SCENARIOS: make check's wrapper around experiments/faults, where the scenarios live
+# faults_run SCENARIOS: make check's wrapper around tools/faults, where the scenarios live
 # (it prints one PASS/FAIL/SKIP line each): fails on any FAIL or a non-zero exit, skips when every
 # scenario skipped
 faults_run() {
   local data out rc
   data=$(find_mnist) || skip "MNIST not found (set PSRING_MNIST_DIR)"
-  out=$("$TOP_SRCDIR/experiments/faults" --builddir "$TOP_BUILDDIR" --data "$data" --only "$1" 2>&1)
+  out=$("$TOP_SRCDIR/tools/faults" --builddir "$TOP_BUILDDIR" --data "$data" --only "$1" 2>&1)
   rc=$?
   echo "$out"
   grep -q "^FAIL" <<<"$out" && fail "fault scenarios failed"
-  (( rc == 0 )) || fail "experiments/faults exited $rc"
+  (( rc == 0 )) || fail "tools/faults exited $rc"
   grep -q "^PASS" <<<"$out" || skip "every scenario skipped"
   pass "$1"
 }

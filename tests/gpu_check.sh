@@ -1,15 +1,15 @@
 #!/bin/bash
-# gpu_check.sh: experiments/gpu-check (the one-command GPU measurement run) where it cannot measure.
+# gpu_check.sh: tools/gpu-check (the one-command GPU measurement run) where it cannot measure.
 # With the GPU hidden (CUDA_VISIBLE_DEVICES=-1; here there is no driver at all) it runs its CPU steps,
 # reaches the first CUDA call, exits 77 with one line on stderr naming why, and leaves exactly its
 # archive and summary in --out: the CPU step done, every GPU step "skipped" with the reason.
 # --resume of that archive keeps the CPU step and asks the GPU again. A build without CUDA and
-# bad flags exit 2 with one line. Also: every Python script in experiments/ starts with
+# bad flags exit 2 with one line. Also: every Python script in experiments/ and tools/ starts with
 # /usr/bin/env python3 (the GPU machine's Python is not /usr/bin/python3). The measuring path
 # itself needs a GPU (docs/gpu.md).
 . "$(dirname "$0")/common.sh"
-GC=$TOP_SRCDIR/experiments/gpu-check
-for f in "$TOP_SRCDIR"/experiments/*; do
+GC=$TOP_SRCDIR/tools/gpu-check
+for f in "$TOP_SRCDIR"/experiments/* "$TOP_SRCDIR"/tools/*; do
   [[ -f $f ]] || continue
   first=$(head -1 "$f")
   [[ $first == "#!"*python* ]] || continue
@@ -70,12 +70,12 @@ check_no_gpu "$SCRATCH/r2"
 grep -q "^  \[cpu\] done in an earlier run: kept" "$SCRATCH/r2.x/report.txt" || fail "--resume ran the CPU step again"
 [[ $(grep -c '^cpu,' "$SCRATCH/r2.x/steps.csv") == 1 ]] || fail "--resume: the CPU step recorded twice"
 pass "gpu-check without a usable GPU: exit 77, one line, archive + summary, GPU steps skipped with the reason; --resume"
-# the same from the packed runtime with the system's copies hidden (experiments/gpu-rehearse), where
-# there is a prefix (experiments/pack-runtime .rt; CI has none) and root for the namespace
+# the same from the packed runtime with the system's copies hidden (tools/gpu-rehearse), where
+# there is a prefix (tools/pack-runtime .rt; CI has none) and root for the namespace
 rt=$TOP_SRCDIR/.rt/prefix.tar.xz
 if [[ -f $rt && $(id -u) -eq 0 ]] && command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
   rc=0
-  CUDA_VISIBLE_DEVICES=-1 timeout 300 "$TOP_SRCDIR/experiments/gpu-rehearse" --runtime "$rt" -- --out "$SCRATCH/h2" \
+  CUDA_VISIBLE_DEVICES=-1 timeout 300 "$TOP_SRCDIR/tools/gpu-rehearse" --runtime "$rt" -- --out "$SCRATCH/h2" \
     --builddir "$TOP_BUILDDIR" --data "$DATA" >"$SCRATCH/out" 2>"$SCRATCH/err" || rc=$?
   [[ $rc == 77 && $(wc -l <"$SCRATCH/err") == 1 ]] || { cat "$SCRATCH/out" "$SCRATCH/err"; fail "gpu-rehearse: exit $rc, want 77 and one line"; }
   grep -q "^gpu-rehearse: [1-9][0-9]* files and [0-9]* folders of the system hidden" "$SCRATCH/out" || fail "gpu-rehearse hid nothing"
@@ -83,5 +83,5 @@ if [[ -f $rt && $(id -u) -eq 0 ]] && command -v unshare >/dev/null && unshare -m
   grep -q "^mpirun: .*/psring-rt\.[^/]*/usr/bin/mpirun" "$SCRATCH/h2.x/report.txt" || fail "gpu-rehearse: mpirun not from the prefix"
   pass "the same from the packed runtime with the system's Open MPI, ZeroMQ, OpenBLAS, Check and ssh hidden"
 else
-  echo "gpu-rehearse not tried: needs $rt (experiments/pack-runtime .rt) and root for unshare -m"
+  echo "gpu-rehearse not tried: needs $rt (tools/pack-runtime .rt) and root for unshare -m"
 fi

@@ -8,7 +8,8 @@
 # --published --check over the shipped points; summary;
 # the three benchmarks; keygen; cluster up 2 / train --cluster / down (root with namespaces only).
 # Environment: PSRING_PREFIX_BIN (the installed bin folder), SRCDIR, BUILDDIR; MNIST from
-# $PSRING_MNIST_DIR, else SRCDIR/data/mnist (the one lookup: the installed pslib.sh).
+# $PSRING_MNIST_DIR, else SRCDIR/data/mnist (the one lookup: the installed pslib.sh). None of the
+# developer tools of tools/ may be installed.
 set -uo pipefail
 bin=${PSRING_PREFIX_BIN:?PSRING_PREFIX_BIN: the installed bin folder} src=${SRCDIR:?} build=${BUILDDIR:?}
 P=$bin/psring
@@ -29,6 +30,10 @@ if [[ -z ${PSRING_INSTALLCHECK_HIDDEN:-} ]]; then
   # every module of the package, as the source tree has it (a new one not listed in Makefile.am)
   for f in $(cd "$src/experiments" && find psringlib -name "*.py" | sort); do
     [[ -f $libexec/$f ]] || fail "$libexec/$f is not installed (list it in Makefile.am)"
+  done
+  # the developer's tools stay in the tree
+  for f in "$src"/tools/*; do
+    [[ ! -e $libexec/${f##*/} ]] || fail "the developer tool ${f##*/} is installed ($libexec): tools/ stays in the tree"
   done
   # (the install itself may lie inside a tree: make distcheck installs into the unpacked tarball)
   src=$(cd "$src" && pwd) build=$(cd "$build" && pwd) inside=0
@@ -65,8 +70,8 @@ export PATH="$bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" 
 # run NAME CMD...: must exit 0; output kept in NAME.out
 run() { local n=$1 rc=0; shift; "$@" >"$n.out" 2>&1 || rc=$?; ((rc == 0)) || { tail -20 "$n.out"; fail "$n: '$*' exited $rc"; }; }
 
-for c in "" train "bench allreduce" "bench ps" "bench gemm" sweep plot model demo summary cluster get-mnist faults \
-         valgrind-check keygen; do
+for c in "" train "bench allreduce" "bench ps" "bench gemm" sweep plot model demo summary cluster get-mnist mps \
+         keygen; do
   # shellcheck disable=SC2086
   "$P" $c --help >help.out 2>&1 || { cat help.out; fail "psring $c --help exited non-zero"; }
   grep -qi "usage" help.out || fail "psring $c --help printed no usage: $(head -3 help.out)"

@@ -57,7 +57,7 @@ EXTRA_DIST += tests/cluster_kinds.sh
 # psring --inject-latency-us (the shim is built in src/shim/local.mk)
 TESTS += tests/cluster_latency.sh
 EXTRA_DIST += tests/cluster_latency.sh
-# experiments/pack-runtime: the GPU machine's Open MPI/ZeroMQ/OpenBLAS/Check runtime, packed here
+# tools/pack-runtime: the GPU machine's Open MPI/ZeroMQ/OpenBLAS/Check runtime, packed here
 TESTS += tests/pack_runtime.sh
 EXTRA_DIST += tests/pack_runtime.sh
 # no path of one machine (a home or work folder, a folder beside the checkout) in the tree

@@ -1,11 +1,11 @@
 #!/bin/bash
-# pack_runtime.sh: experiments/pack-runtime, which packs Open MPI, ZeroMQ, OpenBLAS and Check's
+# pack_runtime.sh: tools/pack-runtime, which packs Open MPI, ZeroMQ, OpenBLAS and Check's
 # libsubunit for the GPU machine: bad command lines (one line, exit 2); --list names the files
 # it must carry and writes nothing; a real pack (--no-tar, this machine's packages) holds them,
 # its env.sh says what docs/gpu.md promises, and a 2-rank job runs from the packed mpirun and
 # libraries. SKIP where the packages are not installed (not a Debian system, or a partial one).
 . "$(dirname "$0")/common.sh"
-PACK=$TOP_SRCDIR/experiments/pack-runtime
+PACK=$TOP_SRCDIR/tools/pack-runtime
 scratch
 for bad in "--bogus" "" "$SCRATCH/a $SCRATCH/b"; do
   # shellcheck disable=SC2086

@@ -26,7 +26,7 @@ out=$("$TRAIN" --data "$data" --layers 784,32,10 --train-limit 256 --epochs 1 --
 [[ $rc -ne 0 && $out == *"/no/such/dir/x.csv"* ]] || fail "unwritable --csv: rc $rc, '$out'"
 "$TRAIN" --help | grep -q -- "--topology" || fail "--help does not list --topology"
 # where OpenBLAS picks the wrong kernels the trainer re-executes itself: still named psring-train
-# (ps, pgrep and psring faults find ranks by that name), not "exe" after /proc/self/exe
+# (ps, pgrep and tools/faults find ranks by that name), not "exe" after /proc/self/exe
 env -u OPENBLAS_CORETYPE "$TRAIN" --data "$data" --layers 784,32,10 --train-limit 256 --epochs 100000 >"$SCRATCH/re.out" 2>&1 &
 pid=$!
 for _ in $(seq 50); do grep -q "^psring-train: topology" "$SCRATCH/re.out" && break; sleep 0.1; done
