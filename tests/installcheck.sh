@@ -8,8 +8,8 @@
 # --published --check over the shipped points; summary;
 # the three benchmarks; keygen; cluster up 2 / train --cluster / down (root with namespaces only).
 # Environment: PSRING_PREFIX_BIN (the installed bin folder), SRCDIR, BUILDDIR; MNIST from
-# $PSRING_MNIST_DIR, else SRCDIR/data/mnist (the one lookup: the installed pslib.sh). None of the
-# developer tools of tools/ may be installed.
+# $PSRING_MNIST_DIR, else SRCDIR/data/mnist (the one lookup: the installed pslib.sh). The helper
+# folder must hold exactly experiments/ and the shims, none of the developer tools of tools/.
 set -uo pipefail
 bin=${PSRING_PREFIX_BIN:?PSRING_PREFIX_BIN: the installed bin folder} src=${SRCDIR:?} build=${BUILDDIR:?}
 P=$bin/psring
@@ -27,14 +27,17 @@ if [[ -z ${PSRING_INSTALLCHECK_HIDDEN:-} ]]; then
   # the installed files must not name the trees (the launcher's helper folder above all)
   [[ -n $libexec && -x $libexec/sweep ]] || fail "$P does not name an installed helper folder (libexec_dir: '$libexec')"
   [[ -f $libexec/pslib.sh ]] || fail "$libexec/pslib.sh is not installed"
-  # every module of the package, as the source tree has it (a new one not listed in Makefile.am)
-  for f in $(cd "$src/experiments" && find psringlib -name "*.py" | sort); do
-    [[ -f $libexec/$f ]] || fail "$libexec/$f is not installed (list it in Makefile.am)"
-  done
-  # the developer's tools stay in the tree
+  # the helper folder holds exactly the user commands: experiments/ as the tree has it (but its
+  # local.mk and Python's caches), and the LD_PRELOAD shims (libpsring-*.so, src/shim); no
+  # developer tool of tools/
+  files() { find . -name __pycache__ -prune -o -type f ! -name '*.pyc' ! -path ./local.mk ! -name 'libpsring-*.so' -print | sed 's|^\./||' | LC_ALL=C sort; }
   for f in "$src"/tools/*; do
     [[ ! -e $libexec/${f##*/} ]] || fail "the developer tool ${f##*/} is installed ($libexec): tools/ stays in the tree"
   done
+  want=$(cd "$src/experiments" && files) have=$(cd "$libexec" && files)
+  if [[ $have != "$want" ]]; then
+    fail "$libexec is not experiments/: missing $(comm -23 <(echo "$want") <(echo "$have") | paste -sd' '), extra $(comm -13 <(echo "$want") <(echo "$have") | paste -sd' ')"
+  fi
   # (the install itself may lie inside a tree: make distcheck installs into the unpacked tarball)
   src=$(cd "$src" && pwd) build=$(cd "$build" && pwd) inside=0
   [[ $(cd "$bin" && pwd)/ == "$build"/* ]] && inside=1
