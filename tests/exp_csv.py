@@ -98,12 +98,12 @@ class TrainerCsv(unittest.TestCase):
 
 
 class OneReader(unittest.TestCase):
-    # every script and test reads CSVs through psringlib's results.read_rows, so a byte-order mark, a
+    # every command, tool and test reads CSVs through psringlib's results.read_rows, so a byte-order mark, a
     # cut-off last line or a row of the wrong width is handled once (psringlib/results.py holds the only one)
     def test_no_other_dict_reader(self):
         pattern = re.compile(r"csv[.]DictReader")
         readers = []
-        for folder in ("experiments", "tests"):
+        for folder in ("experiments", "tools", "tests"):
             for dirpath, _, files in os.walk(os.path.join(common.TOP_SRCDIR, folder)):
                 for name in files:
                     path = os.path.join(dirpath, name)

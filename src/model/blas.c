@@ -3,7 +3,7 @@
  * setting OPENBLAS_CORETYPE and re-executing the program once, because OpenBLAS reads that
  * variable only while the library loads. It execs the path /proc/self/exe points to, not that
  * link itself: the kernel names a process after the file it execs, and ps, pgrep and
- * `psring faults` must still see psring-train, not "exe".
+ * `tools/faults` must still see psring-train, not "exe".
  * Deliberately not here: probing the CPU beyond __builtin_cpu_supports, tuning thread affinity,
  * any BLAS other than OpenBLAS (with another BLAS this only pins the thread count, if it can). */
 #include "config.h"

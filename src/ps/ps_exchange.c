@@ -221,7 +221,7 @@ static void ps_free(exchange_t *ex) {
         free(p->state);
         if (p->zctx) ps_transport_context_free(p->zctx);
         /* MPI_Finalize synchronises with every rank, the dead one too: under mpirun
-         * --enable-recovery it then hangs (seen 1 run in 3 in experiments/faults). Nothing is
+         * --enable-recovery it then hangs (seen 1 run in 3 in tools/faults). Nothing is
          * left to say over MPI, so a job that lost a worker just exits. */
         if (!p->peers_lost) startup_finalize(&p->startup);
         free((void *)p->c);
