@@ -3,8 +3,8 @@
 #
 #     src/common  <-  src/exchange  <-  src/ring, src/ps  <-  src/train
 #
-#   - src/common, src/exchange, src/ring and src/ps include nothing of src/train; src/common
-#     nothing of exchange, ring or ps; src/exchange nothing of ring or ps;
+#   - src/common, src/exchange, src/ring and src/ps include nothing of src/train; src/common,
+#     src/data and src/model nothing of exchange, ring or ps; src/exchange nothing of ring or ps;
 #   - src/ring never includes from src/ps, nor src/ps from src/ring;
 #   - every include of a psring header is written from src/ ("model/mlp.h"), never climbing out
 #     of the including file's folder ("../model/mlp.h"), so each header has one spelling;
@@ -46,13 +46,16 @@ while IFS=$'\t' read -r file target; do
   [[ -n $resolved ]] || continue            # config.h and other generated or system headers
   rel_file=${file#"$src"/} rel=${resolved#"$src"/}
   case $rel_file in
-    common/*|exchange/*|ring/*|ps/*)
+    common/*|data/*|model/*|exchange/*|ring/*|ps/*)
       [[ $rel == train/* ]] && bad+=("$rel_file includes $rel (only src/train may include the trainer)") ;;
   esac
   case $rel_file in
     common/*)
       [[ $rel == exchange/* || $rel == ring/* || $rel == ps/* ]] &&
         bad+=("$rel_file includes $rel (src/common sits below every layer)") ;;
+    data/*|model/*)
+      [[ $rel == exchange/* || $rel == ring/* || $rel == ps/* ]] &&
+        bad+=("$rel_file includes $rel (the data and the model sit below the exchange)") ;;
     exchange/*)
       [[ $rel == ring/* || $rel == ps/* ]] && bad+=("$rel_file includes $rel (the interface sits below the topologies)") ;;
     ring/*)

@@ -3,6 +3,7 @@
  * caches, the cores' frequency and the other processes meet the exchange as they do in training. */
 #include "train_step.h"
 #include "exchange/exchange_local.h"
+#include "exchange/exchange_step.h"
 #include "common/check.h"
 #include "common/rng.h"
 #include "common/parse.h"
@@ -65,7 +66,7 @@ void train_step_init(train_step_t *t, const train_step_spec_t *s, const mlp_allo
 
 void train_step_run(train_step_t *t) {
     if (t->ex) {
-        if (model_step(&t->md, t->ex, t->lr) != 0) die("train_step: the exchange step failed");
+        if (exchange_step_model(t->ex, &t->md, t->lr) != 0) die("train_step: the exchange step failed");
     } else {
         model_zero_grad(&t->md);
     }

@@ -1,8 +1,8 @@
 /* train_step.h: one worker's real training step (forward + backward of the project's MLP) for the
  * benchmarks that time an exchange primitive under the work that precedes it in training
  * (psring-bench-ps, psring-bench-allreduce: --compute mlp:LAYERS:BATCH).
- * It is the trainer's own step (src/model/model_ops.h: model_step, model_forward,
- * model_backward) on random, real-shaped data (a batch of inputs in [0, 1), labels in
+ * It is the trainer's own step (src/model/model_ops.h: model_forward, model_backward;
+ * src/exchange/exchange_step.h: exchange_step_model) on random, real-shaped data (a batch of inputs in [0, 1), labels in
  * 0..classes-1), and leaves the gradient in the model's gradient buffer, from the caller's
  * allocator (e.g. ring_buffer_alloc, as the trainer's ring does). With the optimizer on (a ring
  * worker: every worker applies the averaged gradient itself), each step starts with the

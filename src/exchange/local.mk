@@ -18,7 +18,7 @@ TOPOLOGY_LIBS =
 # step, in their own library (libexchange_cuda.a, linked through $(PSRING_CUDA_FIRST) after
 # libring_cuda.a, see src/ring/local.mk)
 EXTRA_DIST += src/exchange/exchange_local_cuda.c src/exchange/exchange_device.c
-noinst_HEADERS += src/exchange/exchange_device.h
+noinst_HEADERS += src/exchange/exchange_device.h src/exchange/exchange_step.h
 if HAVE_CUDA
 noinst_LIBRARIES += src/exchange/libexchange_cuda.a
 src_exchange_libexchange_cuda_a_SOURCES = src/exchange/exchange_local_cuda.c src/exchange/exchange_device.c

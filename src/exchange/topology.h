@@ -17,7 +17,7 @@
 #include "exchange/exchange.h"
 #include "model/optim.h"
 
-typedef enum { DEVICE_CPU, DEVICE_CUDA } device_t;
+#include "model/device.h"    /* device_t */
 
 typedef struct {
     uint64_t fingerprint;   /* of everything that must agree across ranks (trainer and topology) */

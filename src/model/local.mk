@@ -3,11 +3,11 @@ noinst_LIBRARIES += src/model/libmodel.a
 src_model_libmodel_a_SOURCES = src/model/layers.c src/model/mlp.c src/model/optim.c src/model/blas.c
 src_model_libmodel_a_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS)
 noinst_HEADERS += src/model/layers.h src/model/mlp.h src/model/optim.h src/model/blas.h
-# model_ops.c: the trainer's model on the CPU or the GPU, and its step through an exchange
-# (exchange.h), so the one file of src/model that reads the layer above; it is not in libmodel but
-# compiled into the programs that train (psring-train, the benchmarks' --compute), because with
-# CUDA it calls libmodel_cuda, which only --with-cuda builds have
-noinst_HEADERS += src/model/model_ops.h
+# model_ops.c: the trainer's model on the CPU or the GPU (its step through an exchange is
+# src/exchange/exchange_step.c, above it); it is not in libmodel but compiled into the programs
+# that train (psring-train, the benchmarks' --compute), because with CUDA it calls libmodel_cuda,
+# which only --with-cuda builds have. device.h: --device's values, which topology.h reads too.
+noinst_HEADERS += src/model/model_ops.h src/model/device.h
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test_model

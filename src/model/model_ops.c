@@ -129,24 +129,6 @@ void model_zero_grad(model_t *md) {
     mlp_zero_grad(md->m);
 }
 
-int model_step(model_t *md, exchange_t *ex, float lr) {
-    mlp_t *m = md->m;
-#ifdef HAVE_CUDA
-    if (md->gpu) {
-        float *dp = mlp_cuda_params(md->gpu), *dg = mlp_cuda_grads(md->gpu);
-        if (ex->ops->step_device) return ex->ops->step_device(ex, dp, dg, m->nparams, lr);
-        /* staged (the PS): gradient down into the pinned mirror, host step, parameters up */
-        cuda_to_host(m->grads, dg, m->nparams);
-        if (ex->ops->step(ex, m->params, m->grads, m->nparams, lr) != 0) return -1;
-        cuda_to_device(dp, m->params, m->nparams);
-        mlp_cuda_zero_grad(md->gpu);
-        return 0;
-    }
-#endif
-    if (ex->ops->step(ex, m->params, m->grads, m->nparams, lr) != 0) return -1;
-    if (!ex->step_clears_grads) mlp_zero_grad(m);   /* local clears them in the optimizer's pass */
-    return 0;
-}
 
 void model_params_to_host(model_t *md) {
 #ifdef HAVE_CUDA

@@ -2,13 +2,12 @@
  * once. The CPU path calls mlp.c straight through (one predictable branch per call); the CUDA
  * path keeps parameters, gradients and activations on the GPU (mlp_cuda.h) and a host mirror of
  * the parameters in m->params for what needs them on the host: sync_params, checkpoints, the PS,
- * --dump-params. Not here: the loop (train.c), the exchange (exchange.h). */
+ * --dump-params. Not here: the loop (train.c), the step through an exchange (src/exchange/exchange_step.h). */
 #ifndef PSRING_MODEL_OPS_H
 #define PSRING_MODEL_OPS_H
 #include "model/mlp.h"
 #include "data/idx.h"
-#include "exchange/topology.h"   /* device_t */
-#include "exchange/exchange.h"
+#include "model/device.h"
 
 typedef struct {
     mlp_t *m;           /* the host model: the CPU path's, or the GPU's host mirror */
@@ -35,8 +34,6 @@ void model_backward(model_t *md, int n, mlp_grad_ready_fn cb, void *ctx);
 int model_correct(model_t *md, int n);
 void model_scale_grads(model_t *md, float s);
 void model_zero_grad(model_t *md);
-/* one exchange step; returns with the gradients zero (every device, every topology) */
-int model_step(model_t *md, exchange_t *ex, float lr);
 void model_params_to_host(model_t *md);      /* device -> m->params (no-op on the CPU) */
 void model_params_to_device(model_t *md);    /* m->params -> device (no-op on the CPU) */
 

@@ -28,7 +28,7 @@ EXTRA_DIST += tests/ps_bsp_equiv.sh tests/ps_sum_equiv.sh tests/ps_byteps.sh tes
 bin_PROGRAMS += psring-bench-ps
 # (the shared flags, sweep and CSV: bench_driver.c; --compute runs the trainer's step: train_step.c
 # with the trainer's model_ops.c)
-psring_bench_ps_SOURCES = src/bench/ps.c src/bench/bench_driver.c src/bench/train_step.c src/model/model_ops.c
+psring_bench_ps_SOURCES = src/bench/ps.c src/bench/bench_driver.c src/bench/train_step.c src/model/model_ops.c src/exchange/exchange_step.c
 noinst_HEADERS += src/bench/train_step.h src/bench/bench_driver.h
 psring_bench_ps_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS) $(MPI_CFLAGS)
 psring_bench_ps_LDADD = $(PSRING_CUDA_FIRST) src/ps/libps.a src/exchange/libexchange.a \

@@ -19,7 +19,7 @@ tests_test_ring_LDADD = src/ring/libring.a src/common/libcommon.a $(MPI_LIBS) -l
 # the allreduce benchmark lives in src/bench but is built from here: it is the ring's program
 bin_PROGRAMS += psring-bench-allreduce
 # (--compute runs the trainer's step: train_step.c with the trainer's model_ops.c, the local exchange)
-psring_bench_allreduce_SOURCES = src/bench/allreduce.c src/bench/bench_driver.c src/bench/train_step.c src/model/model_ops.c
+psring_bench_allreduce_SOURCES = src/bench/allreduce.c src/bench/bench_driver.c src/bench/train_step.c src/model/model_ops.c src/exchange/exchange_step.c
 psring_bench_allreduce_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 psring_bench_allreduce_LDADD = $(PSRING_CUDA_FIRST) src/ring/libring.a src/exchange/libexchange.a \
   src/model/libmodel.a src/data/libdata.a src/common/libcommon.a $(MPI_LIBS) $(BLAS_LIBS) -lpthread -lm \

@@ -13,7 +13,7 @@ bin_PROGRAMS += psring-train
 # train.c is main, run.c a run's set-up and teardown, loop.c the step and its drivers, report.c
 # the summary and the CSV row; they call src/model/model_ops.c, so they sit in the program with it
 TRAIN_PROGRAM_SOURCES = src/train/train.c src/train/run.c src/train/loop.c src/train/report.c src/train/snapshots.c \
-  src/train/topology_list.c src/model/model_ops.c
+  src/train/topology_list.c src/model/model_ops.c src/exchange/exchange_step.c
 psring_train_SOURCES = $(TRAIN_PROGRAM_SOURCES) $(TOPOLOGY_SOURCES)
 psring_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(ZMQ_CFLAGS)
 # in layer order, the trainer's first: train, the topologies, exchange, model, data, common; the

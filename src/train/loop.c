@@ -13,6 +13,7 @@
 #include "common/timer.h"
 #include "common/timeline.h"
 #include "train/run.h"
+#include "exchange/exchange_step.h"
 
 static void on_grad_ready(void *p, size_t offset, size_t count) {
     grad_ready_ctx_t *c = p;
@@ -48,7 +49,7 @@ static float lr_at(const run_t *r, long step) {
 /* the step's exchange: gradient in, next parameters out (the gradients come back zero) */
 static void exchange_step(run_t *r, float lr) {
     double ts = timer_now();
-    if (model_step(&r->md, r->ex, lr) != 0) die("exchange step %ld failed", r->step);
+    if (exchange_step_model(r->ex, &r->md, lr) != 0) die("exchange step %ld failed", r->step);
     timeline_event("exchange", ts, timer_now());
 }
 
