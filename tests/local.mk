@@ -45,6 +45,9 @@ EXTRA_DIST += tests/train_csv_columns.sh tests/train_timing_skip.sh
 # the launcher validates options once before mpirun (--check-options)
 TESTS += tests/launcher_cli.sh
 EXTRA_DIST += tests/launcher_cli.sh
+# hostile input and faults (tests/hostile.py: each case's exit code, one stderr line, nothing left)
+TESTS += tests/hostile_signals.py
+EXTRA_DIST += tests/hostile.py tests/hostile_signals.py
 # --optimizer adam|lars on every topology, resume, bad values (and --sampler's)
 TESTS += tests/optim_equivalence.sh tests/ring_bytes.sh
 EXTRA_DIST += tests/optim_equivalence.sh tests/ring_bytes.sh
