@@ -56,9 +56,11 @@ static const opttab_row_t ps_rows[] = {
            "reach the server together; 0 = all at once (default " STRINGIFY(PS_CREDIT_DEFAULT) ")"),
 };
 
+#define PS_STALENESS_DEFAULT 2   /* ssp's bound when --staleness is not given (its --help says so) */
+
 static void ps_defaults(void *cfg) {
     ps_flags_t *f = cfg;
-    *f = (ps_flags_t){ .servers = 0, .sync = SYNC_BSP, .staleness = 2, .transport = PS_TRANSPORT_TCP,
+    *f = (ps_flags_t){ .servers = 0, .sync = SYNC_BSP, .staleness = -1, .transport = PS_TRANSPORT_TCP,
                        .chunk_kb = PS_CHUNK_KB_DEFAULT, .credit = PS_CREDIT_DEFAULT, .byteps = -1 };
 }
 
@@ -71,6 +73,9 @@ static int ps_servers(const ps_flags_t *f) { return f->servers ? f->servers : 1;
 static int ps_check(const void *cfg, const topology_common_t *c, char *err, size_t errlen) {
     const ps_flags_t *f = cfg;
     struct stat st;
+    /* -1: not given (ps_defaults), so a flag that would do nothing is refused by name */
+    if (f->staleness >= 0 && f->sync != SYNC_SSP)
+        FAIL("--staleness applies to --sync ssp only (bsp waits for every worker, async for none)");
     if (f->samples && f->sync == SYNC_BSP)
         FAIL("--samples applies to --topology ps --sync async or ssp only (bsp and the ring keep epochs)");
     if (c->device == DEVICE_CUDA && f->fp16) FAIL("--fp16 is not implemented for --device cuda");
@@ -138,7 +143,7 @@ static exchange_t *ps_create(const void *cfg, const topology_common_t *c, size_t
     const ps_flags_t *f = cfg;
     ps_config_t pc = {
         .fingerprint = c->fingerprint, .optim = c->optim, .servers = ps_servers(f), .sync = (sync_mode_t)f->sync,
-        .staleness = f->staleness, .transport = (ps_transport_t)f->transport, .bind = f->bind,
+        .staleness = f->staleness < 0 ? PS_STALENESS_DEFAULT : f->staleness, .transport = (ps_transport_t)f->transport, .bind = f->bind,
         .peer_timeout = f->peer_timeout, .stall_warn = c->stall_warn, .auth = f->auth, .fp16 = f->fp16,
         .chunk_kb = f->chunk_kb, .credit = f->credit, .mode = (ps_mode_t)f->mode, .byteps = f->byteps, .overlap = f->overlap, .samples = (uint64_t)f->samples, .layers = c->layers,
         .quiet = c->quiet,

@@ -107,7 +107,8 @@ static const opttab_row_t tail_rows[] = {
            "no MPI (psring runs it once before mpirun starts N ranks)"),
     OPT_FLAG("describe", AT(describe), OPT_PER_RANK, "--describe", "validate the options but for files, print what the launcher needs of\n"
            "the topology as key=value lines (psring reads them) and exit"),
-    OPT_INT("describe-np", AT(describe_np), 1, 999999, "must be an integer in 1..999999", OPT_PER_RANK, "--describe-np N", "with --describe: refuse N processes the topology cannot run on"),
+    OPT_INT("describe-np", AT(describe_np), 1, 999999, "must be an integer in 1..999999", OPT_PER_RANK, "--describe-np N", "with --describe: refuse N processes the topology cannot run on; with\n"
+           "--check-options: also load the data and refuse a batch its workers' shards cannot fill"),
     OPT_INT("describe-workers", AT(describe_workers), 1, 999999, "must be an integer in 1..999999", OPT_PER_RANK, "--describe-workers N", "with --describe: the processes and hosts the topology's layout wants for\n"
            "N workers, and the flags N implies (psring train --workers N)"),
 };
@@ -271,7 +272,8 @@ static int check_trainer(options_t *o, const given_t *g, int ng, char *err, size
     const char *world = getenv("OMPI_COMM_WORLD_SIZE");   /* under mpirun: how many ranks */
     if (o->eval_snapshots[0] && (o->snapshots[0] || (world && strcmp(world, "1") != 0)))
         FAIL("--eval-snapshots tests copies on one process, without mpirun and without --snapshots");
-    if (o->describe_np && !o->describe) FAIL("--describe-np goes with --describe");
+    if (o->checkpoint_every && !o->checkpoint[0]) FAIL("--checkpoint-every needs --checkpoint FILE (there is nowhere to write)");
+    if (o->describe_np && !o->describe && !o->check_options) FAIL("--describe-np goes with --describe or --check-options");
     if (o->describe_workers && !o->describe) FAIL("--describe-workers goes with --describe");
     if (o->describe_np && o->describe_workers) FAIL("give --describe-np or --describe-workers, not both");
     return 0;

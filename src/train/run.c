@@ -17,15 +17,68 @@
 static float *grads_alloc_cb(void *ctx, size_t n) { exchange_t *ex = ctx; return ex->ops->grads_alloc(ex, n); }
 static void grads_free_cb(void *ctx, float *p) { exchange_t *ex = ctx; ex->ops->grads_free(ex, p); }
 
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+/* --batch over N workers: each worker's batch, or -1 with err (strong scaling splits it) */
+static int worker_batch(const options_t *o, int N, char *err, size_t errlen) {
+    if (o->scaling == SCALING_STRONG && o->batch % N != 0)
+        FAIL("--scaling strong: --batch %d is not divisible by %d workers", o->batch, N);
+    return o->scaling == SCALING_STRONG ? o->batch / N : o->batch;
+}
+
+/* The data against the step's shape, one copy for the ranks (run_load_data) and for the launcher's
+ * one check before mpirun (run_check_data): the images fit --layers, and each worker's shard holds
+ * a sample, and a whole batch (a batch beyond it would repeat none of its samples yet report the
+ * nominal batch, and overstate samples/s by the ratio). 0, or -1 with err. */
+static int check_shard(const options_t *o, const dataset_t *train, const sampler_t *s, int N, int b, char *err,
+                       size_t errlen) {
+    if (train->dim != o->sizes[0])
+        FAIL("--data %s: images have %d pixels but --layers starts with %d", o->data_dir, train->dim, o->sizes[0]);
+    if (s->num_samples == 0)
+        FAIL("--train-limit %d leaves no sample for each of %d workers with --drop-last", train->count, N);
+    if ((size_t)b > s->num_samples)
+        FAIL("--batch %d: a worker's batch of %d is larger than its shard of %zu samples (%d training samples over %d "
+             "worker%s); give at most %zu%s", o->batch, b, s->num_samples, train->count, N, N == 1 ? "" : "s",
+             o->scaling == SCALING_STRONG ? s->num_samples * (size_t)N : s->num_samples,
+             o->scaling == SCALING_STRONG ? " with --scaling strong" : "");
+    return 0;
+}
+
+/* the sampler of rank 0 of N over COUNT samples, as every worker builds its own */
+static int shard_init(sampler_t *s, const options_t *o, int count, int N, int rank) {
+    if (sampler_init(s, (size_t)count, N, rank, o->seed, 1, o->drop_last) != 0) return -1;
+    sampler_set_kind(s, o->sampler);
+    return 0;
+}
+
+int run_check_data(const options_t *o, int workers, char *err, size_t errlen) {
+    dataset_t train, test;
+    int b = worker_batch(o, workers, err, errlen);
+    if (b < 0) return -1;
+    if (dataset_load(&train, o->data_dir, "train", o->train_limit, err, errlen) != 0) return -1;
+    int rc = dataset_load(&test, o->data_dir, "t10k", o->test_limit, err, errlen);
+    dataset_free(&test);
+    sampler_t s;
+    if (rc == 0 && shard_init(&s, o, train.count, workers, 0) != 0) {
+        snprintf(err, errlen, "cannot shard %d samples over %d workers", train.count, workers);
+        rc = -1;
+    } else if (rc == 0) {
+        rc = check_shard(o, &train, &s, workers, b, err, errlen);
+        sampler_free(&s);
+    }
+    dataset_free(&train);
+    return rc;
+}
+
 /* the step's shape: per-worker micro-batch, micro-batches per step, global batch, target lr */
 void run_shape(run_t *r, const options_t *o, exchange_t *ex) {
     memset(r, 0, sizeof *r);
     r->o = o;
     r->ex = ex;
     r->N = ex->world_size;
-    if (o->scaling == SCALING_STRONG && o->batch % r->N != 0)
-        die_input("--scaling strong: --batch %d is not divisible by %d workers", o->batch, r->N);
-    r->b = o->scaling == SCALING_STRONG ? o->batch / r->N : o->batch;
+    char err[256];
+    r->b = worker_batch(o, r->N, err, sizeof err);
+    if (r->b < 0) die_input("%s", err);
     r->K = o->accumulate;
     r->global_batch = (long)r->b * r->N * r->K;
     r->lr_target = o->lr_scale_linear ? o->lr * (float)r->global_batch / (float)(o->batch * r->K) : o->lr;
@@ -39,13 +92,9 @@ void run_load_data(run_t *r) {
     char err[1024];
     if (dataset_load(&r->train, o->data_dir, "train", o->train_limit, err, sizeof err) != 0) die_input("%s", err);
     if (dataset_load(&r->test, o->data_dir, "t10k", o->test_limit, err, sizeof err) != 0) die_input("%s", err);
-    if (r->train.dim != o->sizes[0])
-        die_input("--data %s: images have %d pixels but --layers starts with %d", o->data_dir, r->train.dim, o->sizes[0]);
-    if (sampler_init(&r->sampler, (size_t)r->train.count, r->N, r->ex->rank, o->seed, 1, o->drop_last) != 0)
+    if (shard_init(&r->sampler, o, r->train.count, r->N, r->ex->rank) != 0)
         die_input("cannot shard %d samples over %d workers", r->train.count, r->N);
-    sampler_set_kind(&r->sampler, o->sampler);
-    if (r->sampler.num_samples == 0)
-        die_input("--train-limit %d leaves no sample for each of %d workers with --drop-last", r->train.count, r->N);
+    if (check_shard(o, &r->train, &r->sampler, r->N, r->b, err, sizeof err) != 0) die_input("%s", err);
     r->layout.sampler = (uint32_t)o->sampler;
     r->layout.workers = (uint32_t)r->N;
     r->layout.batch = (uint32_t)r->b;

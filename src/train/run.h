@@ -71,6 +71,9 @@ typedef struct run {
 } run_t;
 
 /* run.c: set-up, the shared pieces of a step, the end of training, teardown */
+/* The launcher's check before mpirun, in one process (--check-options --describe-np N): the data
+ * files load, and the batch fits the shards of WORKERS workers. 0, or -1 with one line in err. */
+int run_check_data(const options_t *o, int workers, char *err, size_t errlen);
 void run_shape(run_t *r, const options_t *o, exchange_t *ex);
 void run_load_data(run_t *r);
 void run_build_model(run_t *r);

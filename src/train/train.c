@@ -32,8 +32,20 @@ static int parse_options(options_t *o, int argc, char **argv) {
     }
     /* --describe: what the launcher needs of the topology (psring reads it) */
     if (o->describe) options_describe(o, stdout);
-    /* --check-options: the launcher validates once, so a bad flag is not reported by every rank */
-    if (o->check_options) return model_device_check(o->device) != 0 ? EXIT_BADINPUT : 0;
+    /* --check-options: the launcher validates once, so a bad flag is not reported by every rank;
+     * given the process count, the data and the batch it leaves each worker as well */
+    if (o->check_options) {
+        if (model_device_check(o->device) != 0) return EXIT_BADINPUT;
+        if (!o->describe_np) return 0;
+        topology_launch_t l = {0};
+        o->topology->launch(o->topo_cfg, &l);
+        int workers = o->describe_np - l.servers;
+        if (workers >= 1 && !o->eval_snapshots[0] && run_check_data(o, workers, err, sizeof err) != 0) {
+            fprintf(stderr, "psring-train: %s\n", err);
+            return EXIT_BADINPUT;
+        }
+        return 0;
+    }
     if (o->describe) return 0;
     return -1;
 }
