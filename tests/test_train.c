@@ -394,6 +394,10 @@ START_TEST(test_checkpoint_roundtrip) {
     ck_assert_int_eq(checkpoint_save(path, &h, p, s, err, sizeof err), 0);
     ck_assert_int_eq(truncate(path, 100), 0);
     ck_assert_int_eq(checkpoint_load(path, &h, &got, p2, s2, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "truncated: 100 bytes, its header says"), "%s", err);
+    ck_assert_int_eq(truncate(path, 20), 0);   /* inside the header: the size cannot be read */
+    ck_assert_int_eq(checkpoint_load(path, &h, &got, p2, s2, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "truncated: 20 bytes"), "%s", err);
 
     /* not a checkpoint at all */
     f = fopen(path, "w");

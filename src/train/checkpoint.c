@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -147,13 +148,39 @@ static int header_check(const char *path, const checkpoint_header_t *h, const ch
         if (off + (len) > body) { snprintf(err, errlen, "checkpoint %s: truncated (file ends inside the header)", path); goto fail; } \
         memcpy((dst), p + off, (len)); off += (len); } while (0)
 
+/* The size a checkpoint of N bytes says it has, read from its header before the CRC is checked,
+ * so a file cut short (a copy that stopped, a full disk) is called truncated rather than corrupted:
+ * 0 when the header's values are too odd to tell (the CRC then decides), SIZE_MAX when the file
+ * ends before the header says it. */
+static size_t stated_size(const unsigned char *p, size_t n) {
+    uint32_t version, nsizes, spp;
+    uint64_t nparams;
+    if (n < 16) return SIZE_MAX;
+    memcpy(&version, p + 8, 4);
+    memcpy(&nsizes, p + 12, 4);
+    if (version < 1u || version > CKPT_VERSION || nsizes < 2 || nsizes > 32) return 0;
+    size_t at = 16 + 4 * (size_t)nsizes;   /* nparams, then state_per_param */
+    if (n < at + 12) return SIZE_MAX;
+    memcpy(&nparams, p + at, 8);
+    memcpy(&spp, p + at + 8, 4);
+    if (nparams > ((uint64_t)1 << 40) || spp > 16) return 0;
+    size_t header = at + 8 + 4 + 8 + 4 + 4 + 8 + (version >= 2 ? 4 : 0) + (version >= 3 ? 4 * 4 + 8 : 0);
+    return header + (size_t)nparams * (1 + spp) * sizeof(float) + 4;
+}
+
 int checkpoint_load(const char *path, const checkpoint_header_t *expect, checkpoint_header_t *h,
                     float *params, float *state, char *err, size_t errlen) {
     size_t n = 0;
     unsigned char *p = read_file(path, &n, err, errlen);
     if (!p) return -1;
-    if (n < 8 + 4 + 4 + 4 || memcmp(p, CKPT_MAGIC, 8) != 0) {
+    if (n < 8 || memcmp(p, CKPT_MAGIC, 8) != 0) {
         snprintf(err, errlen, "checkpoint %s: not a psring checkpoint (bad magic)", path);
+        goto fail;
+    }
+    size_t stated = stated_size(p, n);
+    if (n < 8 + 4 + 4 + 4 || n < stated) {
+        if (stated != SIZE_MAX && stated) snprintf(err, errlen, "checkpoint %s: truncated: %zu bytes, its header says %zu", path, n, stated);
+        else snprintf(err, errlen, "checkpoint %s: truncated: %zu bytes, shorter than a checkpoint's header", path, n);
         goto fail;
     }
     size_t body = n - 4, off = 8;

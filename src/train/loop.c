@@ -82,6 +82,17 @@ static void slow_down(const options_t *o, int rank) {
     if (o->slow_ms > 0 && rank < 64 && (o->slow_ranks >> rank & 1)) usleep((useconds_t)o->slow_ms * 1000);
 }
 
+/* A loss that is NaN or infinite never comes back: worker 0 stops the run at the step where it
+ * finds one, with one line, instead of training on to a NaN summary and exit 0. The other workers
+ * go on: a NaN gradient of theirs reaches worker 0 through the exchange by its next step, and its
+ * exit ends the job (mpirun ends every rank when one exits non-zero). */
+static void diverged(const run_t *r, double loss, float lr) {
+    fflush(stdout);
+    fprintf(stderr, "psring: the loss became %s at step %ld (lr %g): a learning rate too large is the usual cause; "
+            "try a smaller --lr\n", isnan(loss) ? "NaN" : "infinite", r->step + 1, (double)lr);
+    exit(1);
+}
+
 /* One optimizer step over `micro` micro-batches, each drawn by draw(r, src, &idx) (its size is
  * the return value; the draw also moves r->next_epoch/next_batch past it). Returns the step's
  * loss as step_loss gives it. */
@@ -101,6 +112,7 @@ double run_step(run_t *r, int micro, run_draw_fn draw, void *src) {
         r->my_samples += n;
     }
     loss /= micro;
+    if (!isfinite(loss) && r->ex->rank == 0) diverged(r, loss, lr);
     if (micro > 1 && !r->overlap) model_scale_grads(&r->md, r->grc.scale);   /* the mean gradient */
     /* ... and what communicates or sums on the host's: the ring's reduction without --overlap,
      * the PS worker's waits and copies, the loss average, a checkpoint */

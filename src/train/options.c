@@ -65,7 +65,7 @@ static const opttab_row_t head_rows[] = {
     OPT_LONG("steps", AT(steps), 1, 1L << 40, "must be an integer >= 1", OPT_AGREE, "--steps N", "stop after N optimizer steps in total (default: no cap)"),
     OPT_LONG("timing-skip", AT(timing_skip), 0, 1L << 40, "must be an integer >= 0", OPT_PER_RANK, "--timing-skip K", "leave the first K steps (warm-up: page faults, cold caches) out of\n"
            "the CSV's times and samples/s (default 0)"),
-    OPT_FLOAT("lr", AT(lr), 1e-12, 1e3, "must be a number > 0", OPT_AGREE, "--lr X", "learning rate for --batch samples (default by --optimizer: sgd\n"
+    OPT_FLOAT("lr", AT(lr), 1e-12, 1e3, "must be a number in [1e-12, 1000]", OPT_AGREE, "--lr X", "learning rate for --batch samples (default by --optimizer: sgd\n"
            "0.02, adam 0.001 as torch.optim.Adam, lars 1)"),
     OPT_CHOICE("lr-scale", AT(lr_scale), lr_scale_words, OPT_AGREE, "--lr-scale linear|none", "scale lr by global batch / --batch (Goyal et al.) (default linear)"),
     OPT_FLOAT("warmup-epochs", AT(warmup_epochs), 0, 1e6, "must be a number >= 0", OPT_AGREE, "--warmup-epochs X", "ramp lr from --lr to the scaled lr over X epochs (default 0)"),
