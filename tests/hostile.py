@@ -56,12 +56,12 @@ class _Watcher(threading.Thread):
             time.sleep(0.05)
 
 
-def hostile_case(test, args, want_rc, want=None, sig=None, after=3.0, ready=None, leave=(), env=None, cwd=None,
-                 timeout=120):
+def hostile_case(test, args, want_rc, want=None, sig=None, after=3.0, leave=(), env=None, cwd=None, timeout=120,
+                 silent=False):
     """runs ARGS as described above and fails TEST where it does not hold; SIG: the signal sent to the
-    launcher AFTER seconds (or once stdout holds READY), ended within DEADLINE_S; WANT: a regular
-    expression the one stderr line must match; LEAVE: the names the case's TMPDIR may keep.
-    Returns (stdout, the stderr line, the TMPDIR)."""
+    launcher AFTER seconds, ended within DEADLINE_S; WANT: a regular expression the one stderr line
+    must match; SILENT: stderr must be empty instead (a clean run that reports nothing there);
+    LEAVE: the names the case's TMPDIR may keep. Returns (stdout, the stderr line, the TMPDIR)."""
     what = " ".join(map(str, args))
     tmp = common.scratch()
     e = dict(os.environ, TMPDIR=tmp, **(env or {}))
@@ -104,8 +104,11 @@ def hostile_case(test, args, want_rc, want=None, sig=None, after=3.0, ready=None
     test.assertEqual(left, {}, "%s: processes left: %s" % (what, left))
     lines = err.rstrip("\n").split("\n")
     test.assertEqual(rc, want_rc, "%s: exit %d, want %d; stderr:\n%s" % (what, rc, want_rc, err))
-    test.assertEqual(len(lines), 1, "%s: stderr is not one line:\n%s" % (what, err))
-    test.assertTrue(lines[0], "%s: nothing on stderr" % what)
+    if silent:
+        test.assertEqual(err, "", "%s: printed on stderr:\n%s" % (what, err))
+    else:
+        test.assertEqual(len(lines), 1, "%s: stderr is not one line:\n%s" % (what, err))
+        test.assertTrue(lines[0], "%s: nothing on stderr" % what)
     if want is not None:
         test.assertRegex(lines[0], want, what)
     if sig is not None:

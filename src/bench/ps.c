@@ -135,7 +135,8 @@ static void exchange_endpoints(const char *mine, char *all) {
 }
 
 static void endpoint_for(const bench_opts_t *o, long jobid, int phase, char *out, size_t n) {
-    if (!strcmp(ps.transport, "ipc")) snprintf(out, n, "ipc:///tmp/psring-bench-%ld-%d-%d", jobid, rank, phase);
+    /* the abstract socket namespace ('@'): nothing is left in /tmp, however the run ends */
+    if (!strcmp(ps.transport, "ipc")) snprintf(out, n, "ipc://@psring-bench-%ld-%d-%d", jobid, rank, phase);
     else {
         char err[320];
         if (ps_server_bind_endpoint(ps.bind, out, n, err, sizeof err)) {

@@ -42,3 +42,6 @@ bin_PROGRAMS += psring-keygen
 psring_keygen_SOURCES = src/ps/keygen.c
 psring_keygen_CFLAGS = $(AM_CFLAGS) $(ZMQ_CFLAGS)
 psring_keygen_LDADD = src/ps/libps.a src/common/libcommon.a $(ZMQ_LIBS)
+# --transport ipc leaves no socket in /tmp, clean or killed (tests/hostile.py's checks)
+TESTS += tests/hostile_ipc.py
+EXTRA_DIST += tests/hostile_ipc.py

@@ -100,7 +100,9 @@ static void start_server(exchange_t *ex, const ps_config_t *c, size_t count, lon
     ps_impl_t *p = ex->impl;
     int rank = ex->process_rank, S = c->servers;
     char want[EP_LEN + 32];
-    if (c->transport == PS_TRANSPORT_IPC) snprintf(want, sizeof want, "ipc:///tmp/psring-%ld-%d", jobid, rank);
+    /* ipc: a name in Linux's abstract socket namespace ('@'), which goes with the last socket
+     * that holds it, so no run, clean or killed, leaves a file in /tmp */
+    if (c->transport == PS_TRANSPORT_IPC) snprintf(want, sizeof want, "ipc://@psring-%ld-%d", jobid, rank);
     else {
         char berr[320];
         if (ps_server_bind_endpoint(c->bind && c->bind[0] ? c->bind : "127.0.0.1", want, sizeof want, berr, sizeof berr)) {
