@@ -9,6 +9,7 @@ it ran. Each failure names the command and what differs. Not a test itself.
 """
 import os
 import re
+import resource
 import signal
 import subprocess
 import threading
@@ -56,17 +57,28 @@ class _Watcher(threading.Thread):
             time.sleep(0.05)
 
 
+def _file_limit(nbytes):
+    """a child's preexec: files it writes stop at NBYTES, the write failing as on a full disk (EFBIG,
+    with SIGXFSZ ignored so the process lives to report it)"""
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, nbytes))
+    return limit
+
+
 def hostile_case(test, args, want_rc, want=None, sig=None, after=3.0, leave=(), env=None, cwd=None, timeout=120,
-                 silent=False):
+                 silent=False, file_limit=None):
     """runs ARGS as described above and fails TEST where it does not hold; SIG: the signal sent to the
     launcher AFTER seconds, ended within DEADLINE_S; WANT: a regular expression the one stderr line
     must match; SILENT: stderr must be empty instead (a clean run that reports nothing there);
-    LEAVE: the names the case's TMPDIR may keep. Returns (stdout, the stderr line, the TMPDIR)."""
+    LEAVE: the names the case's TMPDIR may keep; FILE_LIMIT: the bytes a file it writes may reach
+    (a full disk without a mount). Returns (stdout, the stderr line, the TMPDIR)."""
     what = " ".join(map(str, args))
     tmp = common.scratch()
     e = dict(os.environ, TMPDIR=tmp, **(env or {}))
     p = subprocess.Popen(args, cwd=cwd, env=e, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+                         stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=_file_limit(file_limit) if file_limit else None)
     watch = _Watcher(p.pid)
     watch.start()
     out_parts = []

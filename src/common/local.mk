@@ -7,11 +7,11 @@
 noinst_LIBRARIES += src/common/libcommon.a
 src_common_libcommon_a_SOURCES = src/common/check.c src/common/mpi_check.c src/common/parse.c \
   src/common/fingerprint.c src/common/stall.c src/common/watchdog.c src/common/timeline.c \
-  src/common/half.c src/common/opttab.c src/common/comm_thread.c
+  src/common/half.c src/common/opttab.c src/common/comm_thread.c src/common/outfile.c
 src_common_libcommon_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 noinst_HEADERS += src/common/check.h src/common/rng.h src/common/timer.h src/common/mpi_check.h \
   src/common/timeline.h src/common/parse.h src/common/fingerprint.h src/common/stall.h \
-  src/common/watchdog.h src/common/half.h src/common/opttab.h src/common/stringify.h src/common/comm_thread.h
+  src/common/watchdog.h src/common/half.h src/common/opttab.h src/common/stringify.h src/common/comm_thread.h src/common/outfile.h
 
 # --with-cuda: what every layer's GPU code shares (cuda_mem.h: device pinning, device buffers,
 # pinned host memory; cuda_check.h; cuda_launch.h), compiled by nvcc into its own library so that

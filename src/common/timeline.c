@@ -11,6 +11,7 @@
  * environment Open MPI/PMIx give every rank; without one (a local run) any part is accepted. */
 #include "timeline.h"
 #include "timer.h"
+#include "outfile.h"
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,11 +100,11 @@ static void json_str(FILE *f, const char *s) {
 }
 
 static int write_part(char *err, size_t errlen) {
-    char part[1100], tmp[1200];
+    char part[1100], oerr[4400];
     snprintf(part, sizeof part, "%s.part%d", tl.path, tl.rank);
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", part, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) { snprintf(err, errlen, "--timeline %s: %s", tmp, strerror(errno)); return -1; }
+    outfile_t out;
+    if (outfile_open(&out, part, oerr, sizeof oerr) != 0) { snprintf(err, errlen, "--timeline %s", oerr); return -1; }
+    FILE *f = out.f;
     size_t n = atomic_load(&tl.n), kept = n < tl.cap ? n : tl.cap;
     int ntids = atomic_load(&tl.ntids);
     fprintf(f, "#psring-timeline %s %d\n", tl.token, tl.rank);
@@ -126,17 +127,7 @@ static int write_part(char *err, size_t errlen) {
         json_str(f, e->name);
         fprintf(f, ",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}\n", tl.rank, e->tid, e->t0 * 1e6, dur);
     }
-    if (fflush(f) != 0 || ferror(f)) {
-        snprintf(err, errlen, "--timeline %s: write failed: %s", tmp, strerror(errno));
-        fclose(f);
-        unlink(tmp);
-        return -1;
-    }
-    if (fclose(f) != 0 || rename(tmp, part) != 0) {
-        snprintf(err, errlen, "--timeline %s: %s", part, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
+    if (outfile_commit(&out, oerr, sizeof oerr) != 0) { snprintf(err, errlen, "--timeline %s", oerr); return -1; }
     return 0;
 }
 
@@ -170,10 +161,10 @@ int timeline_merge(const char *path, int process_count, double timeout_s, char *
         }
         usleep(20000);
     }
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *out = fopen(tmp, "w");
-    if (!out) { snprintf(err, errlen, "--timeline %s: %s", path, strerror(errno)); return -1; }
+    char oerr[4400];
+    outfile_t whole;
+    if (outfile_open(&whole, path, oerr, sizeof oerr) != 0) { snprintf(err, errlen, "--timeline %s", oerr); return -1; }
+    FILE *out = whole.f;
     fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", out);
     int first = 1;
     char *line = NULL;
@@ -183,7 +174,7 @@ int timeline_merge(const char *path, int process_count, double timeout_s, char *
         FILE *f = fopen(part, "r");
         if (!f) {
             snprintf(err, errlen, "--timeline %s: %s", part, strerror(errno));
-            fclose(out); unlink(tmp); free(line);
+            outfile_abandon(&whole); free(line);
             return -1;
         }
         ssize_t len;
@@ -199,11 +190,7 @@ int timeline_merge(const char *path, int process_count, double timeout_s, char *
     }
     free(line);
     fputs("\n]}\n", out);
-    if (fflush(out) != 0 || ferror(out) || fclose(out) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "--timeline %s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
+    if (outfile_commit(&whole, oerr, sizeof oerr) != 0) { snprintf(err, errlen, "--timeline %s", oerr); return -1; }
     for (int r = 0; r < process_count; r++) {
         snprintf(part, sizeof part, "%s.part%d", path, r);
         unlink(part);

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* the trainer's own columns; each topology adds its own after them (metrics_add_columns) */
 const char *const metrics_columns[] = {
@@ -64,12 +66,17 @@ void metrics_quote(char *out, size_t outlen, const char *field) {
     out[j] = 0;
 }
 
+/* The row (and, in a new file, the header) goes out in one write that is checked, with the file
+ * locked: a full disk leaves the file as it was, cut back to its size, and a file this call
+ * created is removed, so no run leaves a 0-byte or half-written CSV. */
 int metrics_append(const char *path, const metrics_row_t *r, char *err, size_t errlen) {
     char header[4096] = "";
     for (int i = 0; i < r->n; i++) {
         strncat(header, r->names[i], sizeof header - strlen(header) - 2);
         strncat(header, i + 1 < r->n ? "," : "\n", sizeof header - strlen(header) - 1);
     }
+    struct stat st;
+    const int existed = stat(path, &st) == 0;
     FILE *f = fopen(path, "a+");
     if (!f) { snprintf(err, errlen, "--csv %s: %s", path, strerror(errno)); return -1; }
     /* concurrent sweeps may append to one file: hold an exclusive lock for header check + row */
@@ -89,18 +96,19 @@ int metrics_append(const char *path, const metrics_row_t *r, char *err, size_t e
             fclose(f);
             return -1;
         }
-        fseek(f, 0, SEEK_END);
-    } else {
-        fputs(header, f);
     }
-    char q[600];
-    for (int i = 0; i < r->n; i++) {
+    char text[sizeof header + METRICS_MAX_COLS * 600], q[600];
+    size_t len = size > 0 ? 0 : (size_t)snprintf(text, sizeof text, "%s", header);
+    for (int i = 0; i < r->n && len < sizeof text; i++) {
         metrics_quote(q, sizeof q, r->values[i]);
-        fputs(q, f);
-        fputc(i + 1 < r->n ? ',' : '\n', f);
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s%c", q, i + 1 < r->n ? ',' : '\n');
     }
-    if (fflush(f) != 0 || ferror(f)) {
-        snprintf(err, errlen, "--csv %s: write failed: %s", path, strerror(errno));
+    ssize_t w = len < sizeof text ? write(fileno(f), text, len) : -1;
+    if (w != (ssize_t)len) {
+        const int e = w < 0 ? errno : ENOSPC;
+        if (!existed) unlink(path);
+        else if (ftruncate(fileno(f), size) != 0) { /* best effort: the write's error is the one reported */ }
+        snprintf(err, errlen, "--csv %s: write failed: %s (the file is left as it was)", path, strerror(e));
         fclose(f);
         return -1;
     }

@@ -280,14 +280,14 @@ static int check_trainer(options_t *o, const given_t *g, int ng, char *err, size
 }
 
 /* what a run writes at its end is refused now, not after the training: a folder, a file that
- * cannot be written, or (for a new file, and for the checkpoint and the timeline, which write
- * beside theirs and rename) a folder that cannot be. Checked by the process that writes them,
+ * cannot be written, or (for a new file, and for every output but the appended CSV, which are
+ * written beside theirs and renamed: outfile.h) a folder that cannot be. Checked by the process that writes them,
  * worker 0 (the first rank after the topology's servers), or by one process alone (the
  * launcher's --check-options): on real hosts another one may lack a folder it never uses */
 static int check_outputs(const options_t *o, char *err, size_t errlen) {
     const struct { const char *flag, *path; int beside; } outs[] = {
-        { "--csv", o->csv, 0 }, { "--checkpoint", o->checkpoint, 1 }, { "--dump-params", o->dump_params, 0 },
-        { "--timeline", o->timeline, 1 }, { "--loss-log", o->loss_log, 0 }, { "--snapshots", o->snapshots, 0 } };
+        { "--csv", o->csv, 0 }, { "--checkpoint", o->checkpoint, 1 }, { "--dump-params", o->dump_params, 1 },
+        { "--timeline", o->timeline, 1 }, { "--loss-log", o->loss_log, 1 }, { "--snapshots", o->snapshots, 1 } };
     topology_launch_t l = {0};
     o->topology->launch(o->topo_cfg, &l);
     const char *rank = getenv("OMPI_COMM_WORLD_RANK");

@@ -164,6 +164,22 @@ void run_sync(run_t *r) {
     model_params_to_device(&r->md);
 }
 
+/* --loss-log: written whole at the end (outfile.h), so a run that fails or is killed leaves the
+ * previous trace; a resumed run goes on with the trace it left, copied in first */
+static void open_loss_log(run_t *r) {
+    const char *path = r->o->loss_log;
+    char err[4400];
+    if (outfile_open(&r->losslog_out, path, err, sizeof err) != 0) die_input("--loss-log %s", err);
+    r->losslog = r->losslog_out.f;
+    FILE *prev = r->step > 0 ? fopen(path, "r") : NULL;
+    if (!prev) return;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, prev)) > 0) fwrite(buf, 1, n, r->losslog);
+    if (ferror(prev)) die_at(NULL, 0, 1, "--loss-log %s: cannot read the trace to go on with: %s", path, strerror(errno));
+    fclose(prev);
+}
+
 /* the run's opening lines, the loss trace, the clocks; the first step may follow */
 void run_start(run_t *r) {
     const options_t *o = r->o;
@@ -177,10 +193,7 @@ void run_start(run_t *r) {
     if (r->budget && !o->quiet)
         printf0("sample budget: %llu samples shared by the workers (each goes on through its own epochs until it is spent)\n",
                 (unsigned long long)r->budget_total);
-    if (o->loss_log[0] && ex->rank == 0) {   /* a resumed run goes on with the trace it left */
-        r->losslog = fopen(o->loss_log, r->step > 0 ? "a" : "w");
-        if (!r->losslog) die_input("--loss-log %s: %s", o->loss_log, strerror(errno));
-    }
+    if (o->loss_log[0] && ex->rank == 0) open_loss_log(r);
     r->need_step_loss = o->loss_log[0] || o->log_every;
     r->grc = (grad_ready_ctx_t){ ex, r->m.grads, 1.0f / (float)r->K, 0.0f };   /* lr: each step's */
     r->overlap = ex->ops->grad_ready != NULL;   /* the exchange overlaps: it takes layers as they finish */
@@ -246,11 +259,16 @@ double run_evaluate(run_t *r) {
     return v[1] > 0 ? v[0] / v[1] : 0.0;
 }
 
+/* --dump-params: whole or not at all (outfile.h) */
 static void write_raw(const char *path, const float *p, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) die_input("--dump-params %s: %s", path, strerror(errno));
-    if (fwrite(p, sizeof(float), n, f) != n || fclose(f) != 0)
-        die("--dump-params %s: write failed: %s", path, strerror(errno));
+    outfile_t out;
+    char err[4400];
+    if (outfile_open(&out, path, err, sizeof err) != 0) die_input("--dump-params %s", err);
+    if (fwrite(p, sizeof(float), n, out.f) != n) {
+        outfile_abandon(&out);
+        die_at(NULL, 0, 1, "--dump-params %s: write failed: %s (any previous file is left as it was)", path, strerror(errno));
+    }
+    if (outfile_commit(&out, err, sizeof err) != 0) die_at(NULL, 0, 1, "--dump-params %s", err);
 }
 
 /* the end of training: the authoritative final parameters (a PS pulls them), their accuracy,
@@ -258,7 +276,8 @@ static void write_raw(const char *path, const float *p, size_t n) {
 void run_finish(run_t *r) {
     const options_t *o = r->o;
     exchange_t *ex = r->ex;
-    if (r->losslog) fclose(r->losslog);
+    char err[4400];
+    if (r->losslog && outfile_commit(&r->losslog_out, err, sizeof err) != 0) die_at(NULL, 0, 1, "--loss-log %s", err);
     r->losslog = NULL;
     model_params_to_host(&r->md);
     if (ex->ops->finish(ex, r->m.params, r->nparams) != 0) die("finishing the exchange failed");

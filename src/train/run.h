@@ -18,6 +18,7 @@
 #include "model/model_ops.h"
 #include "train/accel_share.h"
 #include "train/snapshots.h"
+#include "common/outfile.h"
 
 /* per-phase wall time of this worker, seconds */
 typedef struct { double data, compute, train_total; } phase_times_t;
@@ -53,7 +54,8 @@ typedef struct run {
     int budget;
     uint64_t budget_total;
     /* losses: the per-step trace, and the figures the summary reports */
-    FILE *losslog;
+    FILE *losslog;             /* losslog_out's file while it is open (worker 0, --loss-log) */
+    outfile_t losslog_out;
     int need_step_loss;           /* a step's loss is averaged over the workers (epochs only) */
     double last_loss, test_acc;
     /* timings; pt0, st0, samples0 hold their values at the end of the --timing-skip steps */

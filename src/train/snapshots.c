@@ -8,6 +8,7 @@
 #include "common/timer.h"
 #include "train/run.h"
 #include "train/snapshots.h"
+#include "common/outfile.h"
 
 static const char MAGIC[8] = {'P', 'S', 'R', 'S', 'N', 'A', 'P', '1'};
 
@@ -36,9 +37,12 @@ void snapshots_take(snapshots_t *s, run_t *r) {
     s->spent += timer_now() - t0;
 }
 
+/* whole or not at all (outfile.h) */
 void snapshots_write(const snapshots_t *s, const char *path) {
-    FILE *f = fopen(path, "wb");
-    if (!f) die_input("--snapshots %s: %s", path, strerror(errno));
+    outfile_t out;
+    char err[4400];
+    if (outfile_open(&out, path, err, sizeof err) != 0) die_input("--snapshots %s", err);
+    FILE *f = out.f;
     uint64_t np = s->nparams;
     int ok = fwrite(MAGIC, 1, sizeof MAGIC, f) == sizeof MAGIC && fwrite(&np, sizeof np, 1, f) == 1;
     for (size_t i = 0; ok && i < s->n; i++) {
@@ -46,7 +50,11 @@ void snapshots_write(const snapshots_t *s, const char *path) {
         ok = fwrite(&step, sizeof step, 1, f) == 1 && fwrite(&s->elapsed[i], sizeof(double), 1, f) == 1 &&
              fwrite(s->params + i * s->nparams, sizeof(float), s->nparams, f) == s->nparams;
     }
-    if (fclose(f) != 0 || !ok) die("--snapshots %s: write failed: %s", path, strerror(errno));
+    if (!ok) {
+        outfile_abandon(&out);
+        die_at(NULL, 0, 1, "--snapshots %s: write failed: %s (any previous file is left as it was)", path, strerror(errno));
+    }
+    if (outfile_commit(&out, err, sizeof err) != 0) die_at(NULL, 0, 1, "--snapshots %s", err);
 }
 
 void snapshots_free(snapshots_t *s) {

@@ -78,7 +78,7 @@ static void end_worker(run_t *r, exchange_t *ex) {
     char err[1024];
     const options_t *o = r->o;
     const int tl_merge = o->timeline[0] && ex->rank == 0, tl_procs = ex->process_count;
-    if (timeline_finish(0, err, sizeof err) != 0) die("%s", err);
+    if (timeline_finish(0, err, sizeof err) != 0) die_at(NULL, 0, 1, "%s", err);
     run_free(r);
     exchange_free(ex);
     if (tl_merge && timeline_merge(o->timeline, tl_procs, TIMELINE_MERGE_TIMEOUT_S, err, sizeof err) != 0)
