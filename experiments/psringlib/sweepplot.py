@@ -29,6 +29,7 @@ def figures(csv_path, out, label):
     ok = [r for r in rows if not r.get("error") and fnum(r.get("samples_per_s")) is not None]
     if not ok:
         bad("%s: no successful run to plot" % csv_path)
+    check_accuracy(rows, ok, csv_path)   # before plotdata/ exists: a refusal leaves nothing
     gnuplot = shutil.which("gnuplot")
     if not gnuplot:
         bad("gnuplot not found: install gnuplot-nox (./quickstart does)", 1)
@@ -175,6 +176,19 @@ def figures(csv_path, out, label):
 
 
 # ---- GPU sweeps: series by path and MPS, references by how the ranks shared the GPUs ------------
+def check_accuracy(rows, ok, csv_path):
+    """bad() for the first plotted row (line numbers as read, from 2) whose test_accuracy is not a
+    fraction in 0..1, as psring-train writes it: inf, text or 1.5 would be drawn as a point off the
+    figure (150%%) or end in a traceback, a percentage (93.4) as 9340%%."""
+    plotted = {id(r) for r in ok}
+    for line, r in enumerate(rows, start=2):
+        v = (r.get("test_accuracy") or "").strip()
+        x = fnum(v)
+        if id(r) in plotted and (x is None or not 0 <= x <= 1):
+            bad("%s:%d: column test_accuracy: '%s' is not a fraction in 0..1%s" % (
+                csv_path, line, v, " (a percentage? psring writes 0.934 for 93.4%)" if x is not None and 1 < x <= 100 else ""))
+
+
 def gpu_rows(rows):
     """The rows of GPU runs that say how their ranks sat on the GPUs (device cuda, gpus >= 1);
     none in a CPU sweep or a file from before those columns."""
