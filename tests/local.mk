@@ -46,8 +46,9 @@ EXTRA_DIST += tests/train_csv_columns.sh tests/train_timing_skip.sh
 TESTS += tests/launcher_cli.sh
 EXTRA_DIST += tests/launcher_cli.sh
 # hostile input and faults (tests/hostile.py: each case's exit code, one stderr line, nothing left)
-TESTS += tests/hostile_signals.py tests/hostile_bounds.py tests/hostile_values.py tests/hostile_outputs.py
-EXTRA_DIST += tests/hostile.py tests/hostile_signals.py tests/hostile_bounds.py tests/hostile_values.py tests/hostile_outputs.py
+TESTS += tests/hostile_signals.py tests/hostile_bounds.py tests/hostile_values.py tests/hostile_outputs.py tests/hostile_once.py
+EXTRA_DIST += tests/hostile.py tests/hostile_signals.py tests/hostile_bounds.py tests/hostile_values.py tests/hostile_outputs.py \
+  tests/hostile_once.py
 # --optimizer adam|lars on every topology, resume, bad values (and --sampler's)
 TESTS += tests/optim_equivalence.sh tests/ring_bytes.sh
 EXTRA_DIST += tests/optim_equivalence.sh tests/ring_bytes.sh

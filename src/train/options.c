@@ -108,7 +108,8 @@ static const opttab_row_t tail_rows[] = {
     OPT_FLAG("describe", AT(describe), OPT_PER_RANK, "--describe", "validate the options but for files, print what the launcher needs of\n"
            "the topology as key=value lines (psring reads them) and exit"),
     OPT_INT("describe-np", AT(describe_np), 1, 999999, "must be an integer in 1..999999", OPT_PER_RANK, "--describe-np N", "with --describe: refuse N processes the topology cannot run on; with\n"
-           "--check-options: also load the data and refuse a batch its workers' shards cannot fill"),
+           "--check-options: also load the data and a --resume checkpoint, and refuse a\n"
+           "batch its workers' shards cannot fill"),
     OPT_INT("describe-workers", AT(describe_workers), 1, 999999, "must be an integer in 1..999999", OPT_PER_RANK, "--describe-workers N", "with --describe: the processes and hosts the topology's layout wants for\n"
            "N workers, and the flags N implies (psring train --workers N)"),
 };

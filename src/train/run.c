@@ -51,6 +51,24 @@ static int shard_init(sampler_t *s, const options_t *o, int count, int N, int ra
     return 0;
 }
 
+/* --resume's checkpoint into params and state, refused when the model, the optimizer, the seed or
+ * the data LAYOUT differ (the same place in another layout is other data): one copy for the ranks
+ * (run_resume) and the launcher's check before mpirun (run_check_data). 0, or -1 with err. */
+static int resume_load(const options_t *o, const optim_config_t *optim, const checkpoint_header_t *layout,
+                       float *params, float *state, checkpoint_header_t *got, char *err, size_t errlen) {
+    checkpoint_header_t want = {0};
+    want.nsizes = o->nsizes;
+    memcpy(want.sizes, o->sizes, sizeof(int) * (size_t)o->nsizes);
+    want.nparams = mlp_count_params(o->sizes, o->nsizes);
+    want.state_per_param = (uint32_t)optim_state_per_param(optim);
+    want.optimizer = (uint32_t)optim->kind;
+    if (checkpoint_load(o->resume, &want, got, params, state, err, errlen) != 0) return -1;
+    if (got->seed != o->seed)
+        FAIL("--resume %.900s: written with --seed %llu, this run has --seed %llu", o->resume,
+             (unsigned long long)got->seed, (unsigned long long)o->seed);
+    return checkpoint_layout_mismatch(o->resume, got, layout, err, errlen);
+}
+
 int run_check_data(const options_t *o, int workers, char *err, size_t errlen) {
     dataset_t train, test;
     int b = worker_batch(o, workers, err, errlen);
@@ -66,7 +84,19 @@ int run_check_data(const options_t *o, int workers, char *err, size_t errlen) {
         rc = check_shard(o, &train, &s, workers, b, err, errlen);
         sampler_free(&s);
     }
+    const checkpoint_header_t layout = { .sampler = (uint32_t)o->sampler, .workers = (uint32_t)workers,
+                                         .batch = (uint32_t)b, .drop_last = (uint32_t)o->drop_last,
+                                         .train_count = (uint64_t)train.count };
     dataset_free(&train);
+    if (rc == 0 && o->resume[0]) {   /* the checkpoint a resume starts from, read once here */
+        const optim_config_t optim = options_optim_config(o);
+        const size_t n = mlp_count_params(o->sizes, o->nsizes);
+        float *params = xcalloc(n, sizeof(float)), *state = xcalloc(n * optim_state_per_param(&optim), sizeof(float));
+        checkpoint_header_t got;
+        rc = resume_load(o, &optim, &layout, params, state, &got, err, errlen);
+        free(params);
+        free(state);
+    }
     return rc;
 }
 
@@ -114,22 +144,13 @@ void run_build_model(run_t *r) {
     model_init(&r->md, &r->m, r->o->device, ex->local_rank);
 }
 
-/* --resume: parameters, optimizer state and the place in the data, refused when the model, the
- * optimizer, the seed or the data layout differ (the same place in another layout is other data) */
+/* --resume: parameters, optimizer state and the place in the data */
 void run_resume(run_t *r) {
     const options_t *o = r->o;
     if (!o->resume[0]) return;
     char err[1024];
-    checkpoint_header_t want = {0}, got;
-    want.nsizes = r->m.nsizes;
-    memcpy(want.sizes, r->m.sizes, sizeof(int) * (size_t)r->m.nsizes);
-    want.nparams = r->m.nparams;
-    want.state_per_param = (uint32_t)optim_state_per_param(&r->ex->optim);
-    want.optimizer = (uint32_t)r->ex->optim.kind;
-    if (checkpoint_load(o->resume, &want, &got, r->m.params, r->state, err, sizeof err) != 0) die_input("%s", err);
-    if (got.seed != o->seed) die_input("--resume %s: written with --seed %llu, this run has --seed %llu", o->resume,
-                                       (unsigned long long)got.seed, (unsigned long long)o->seed);
-    if (checkpoint_layout_mismatch(o->resume, &got, &r->layout, err, sizeof err) != 0) die_input("%s", err);
+    checkpoint_header_t got;
+    if (resume_load(o, &r->ex->optim, &r->layout, r->m.params, r->state, &got, err, sizeof err) != 0) die_input("%s", err);
     r->step = got.step;
     r->start_epoch = got.epoch;
     r->start_batch = got.batch_in_epoch;
