@@ -32,9 +32,10 @@ before=$(wc -l <"$SCRATCH/r.csv")
 "${sweep[@]}" >"$SCRATCH/out2" 2>&1 || fail "second sweep failed"
 grep -q "4 already done" "$SCRATCH/out2" || fail "resume did not skip: $(cat "$SCRATCH/out2")"
 [[ $(wc -l <"$SCRATCH/r.csv") -eq $before ]] || fail "resume appended rows"
-# a failing run: 4 workers with --drop-last and 2 samples leaves nobody a sample
+# a failing run: 4 workers with --drop-last and 2 samples leaves nobody a sample (--batch 2: the
+# one worker's run fits its shard of 2)
 fsweep=("$TOP_SRCDIR/psring" sweep --csv "$SCRATCH/f.csv" --sweep-id f --topologies ring --workers 1,4 --repeats 1
-        --train-limit 2 --steps 2 --test-limit 100 --data "$data" -- --drop-last)
+        --train-limit 2 --batch 2 --steps 2 --test-limit 100 --data "$data" -- --drop-last)
 "${fsweep[@]}" >"$SCRATCH/out3" 2>&1 || fail "the sweep stopped at the failed run: $(cat "$SCRATCH/out3")"
 python3 - "$SCRATCH/f.csv" <<'PY' || fail "failed run not recorded"
 import sys; from psringlib import results
