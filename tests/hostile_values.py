@@ -19,6 +19,12 @@ class Values(unittest.TestCase):
                      want=r"^psring: the loss became NaN at step \d+ \(lr 1000\): a learning rate too large is the usual "
                           r"cause; try a smaller --lr$")
 
+    def test_lr_diverges_ring(self):
+        """worker 0's line alone: mpirun's generic banners after it are the launcher's to drop"""
+        hostile_case(self, train_args("-np", "2", "--topology", "ring", "--train-limit", "1024", "--test-limit", "256",
+                                      "--lr", "1000", "--epochs", "3", "--quiet"), 1,
+                     want=r"^psring: the loss became NaN at step \d+ \(lr 2000\): ")
+
     def test_lr_beyond_range(self):
         hostile_case(self, train_args("-np", "2", "--topology", "ring", "--lr", "1e30"), 2,
                      want=r"^psring-train: --lr must be a number in \[1e-12, 1000\]: got '1e30'$")
