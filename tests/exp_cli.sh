@@ -40,6 +40,11 @@ out=$("$E/sweep" --dry-run --csv="$SCRATCH/s.csv" --topologies=ring --workers=2 
   || fail "sweep --dry-run: $out"
 [[ $out == "repeat 0: psring train -np 2 --topology ring --allreduce ring --lr 0.1 --epochs 2 --drop-last --seed 3 --csv FILE"* \
    && $(grep -c "^repeat" <<<"$out") == 1 ]] || fail "sweep --dry-run with --flag=value: $out"
+# --staleness reaches only the PS's ssp runs (the trainer refuses it where it would do nothing)
+out=$("$E/sweep" --dry-run --csv="$SCRATCH/s.csv" --topologies=ring,ps --workers=2 --servers=1 --sync=bsp,ssp --repeats=1 --staleness 3) \
+  || fail "sweep --dry-run --staleness: $out"
+[[ $(grep -c -- "--staleness 3" <<<"$out") == 1 && $(grep -c -- "--sync ssp --staleness 3 " <<<"$out") == 1 ]] \
+  || fail "sweep --staleness passed to runs other than ssp: $out"
 # the package: every module imports on its own (no cycle), none is loaded by path, none is long
 python3 - "$E" <<'PY' || fail "psringlib's modules"
 import importlib, os, sys
