@@ -280,8 +280,10 @@ def buckets(framework, n, bucket_bytes=0):
 def cluster_step(topo, H, G, n, compute_s, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, framework="none", bucket_bytes=0,
                  server_cores=0):
     """(step, exchange, exposed, parts) seconds of one synchronous step on G x H GPUs: compute plus what
-    backward leaves of the exchange in the framework's buckets (fused: parts are m x one bucket's)."""
+    backward leaves of the exchange in the framework's buckets (fused: parts are m x one bucket's; BytePS
+    streams every bucket's partitions into one pipeline, Jiang et al. section 4, so its fill is paid once)."""
     m, fused = buckets(framework, n, bucket_bytes)
+    fused = fused and topo != "byteps"
     whole = cluster_parts(topo, H, G, n / m if fused else n, alpha, beta, beta_i, gamma, S, k, slice_bytes, server_cores)
     parts = [m * p for p in whole] if fused else list(whole)
     total = sum(parts)
@@ -328,6 +330,8 @@ CONSTANTS = {
                    "NCCL 2.3.7, 1.85 GB/s 2.4.2; 'not more than 60% of wire speed'), github.com/NVIDIA/nccl-tests/issues/83 "
                    "(2021-05, Azure 25 Gbit/s: 1.7 GB/s where ntttcp gets 25): 16.5, 14.8, 13.6 Gbit/s, the median; "
                    "the tcp line fraction at a link rate L is min(line_tcp, stream_tcp / L)"),
+    "server_cores_byteps": (4, "threads a server", "cited: BYTEPS_SERVER_ENGINE_THREAD's default, 4 (bytedance/byteps "
+                            "c1b20f8, 2019-11-29, byteps/server/server.cc): --advise's and --predict's byteps servers"),
     "gamma_gpu": (0.0, "ns/B summed", "assumed: a GPU adds inside the kernel that copies (NCCL reduces as it copies), at "
                   "memory speed, under the link's time"),
     "backward_share": (2 / 3, "of a step's compute", "cited: Kaplan et al., Scaling Laws for Neural Language Models, 2020, "
@@ -373,8 +377,6 @@ def const(name):
 
 
 BACKWARD_SHARE = const("backward_share")   # backward's share of compute: the overlap model's
-
-
 
 
 def transport(name):

@@ -177,3 +177,16 @@ def verdict(steps, error):
     win, second = sorted(steps, key=steps.get)[:2]
     margin = steps[second] / steps[win] - 1
     return win, second, margin, margin < error
+
+
+def cheapest_near(cost, names, error):
+    """Of names in {design: (hosts, step s, samples/s a host)} within error of their fastest, the most samples/s a host."""
+    return max((d for d in names if cost[d][1] <= min(cost[e][1] for e in names) * (1 + error)), key=lambda d: cost[d][2])
+
+
+def recommend(cost, names, hosts, error):
+    """(recommended, runner-up) of names, one at least on the workers' `hosts`, as a buyer takes them: cheapest_near of all
+    if on those hosts or more than error ahead a host of cheapest_near of those that are (spare hosts only where they pay)."""
+    quick, home = cheapest_near(cost, names, error), cheapest_near(cost, [d for d in names if cost[d][0] <= hosts], error)
+    best = quick if cost[quick][0] <= hosts or cost[quick][2] > cost[home][2] * (1 + error) else home
+    return best, quick if best != quick else cheapest_near(cost, [d for d in names if d != best], error)
