@@ -77,7 +77,7 @@ class Cluster(unittest.TestCase):
         self.assertIn("most-a-host", rows[dense][3])
         self.assertTrue({best, fast, dense} <= set(short), short)
         fams = {re.sub(r"-\d+$", "", d) for d in short}
-        self.assertEqual(fams, {"ring", "hier", "tree", "ps-lite", "byteps"}, short)
+        self.assertEqual(fams, {"ring", "hier", "tree", "innet", "ps-lite", "byteps"}, short)
         home = [d for d in rows if rows[d][0] <= 16]   # on the workers' own hosts
         near = [d for d in home if rows[d][1] <= min(rows[e][1] for e in home) * (1 + err)]
         lean = max(near, key=lambda d: rows[d][2])

@@ -251,7 +251,7 @@ BAD = (
     ("--explain --framework horovod --compute-ms 1", "--framework and --bucket-mb go with --predict, --extrapolate or --advise"),
     ("--predict --bucket-mb 0", "--bucket-mb must be a number > 0"),
     ("--predict --bytes-per-param 3", "--bytes-per-param must be 4 (fp32) or 2 (fp16)"),
-    ("--predict --topology star", "unknown topology 'star' (ring, hier, hier-host, tree, ps, byteps)"),
+    ("--predict --topology star", "unknown topology 'star' (ring, hier, hier-host, tree, innet, ps, byteps)"),
     ("--predict --topology ps --hosts 4 --servers 5", "--servers must be in 1..--hosts=4"),
     ("--predict --gamma-ns-per-byte -1", "--gamma-ns-per-byte must be a number >= 0"),
     ("--predict --extrapolate", "--predict goes alone"),

@@ -55,6 +55,14 @@ class ClusterParts(Close, unittest.TestCase):
         self.parts("tree", 8, 1, (6e-5, 2e-3, 1e-4), gamma=1e-10)       # 2 log2 8 alpha; 2n beta; n gamma
         self.parts("tree", 2, 4, (8e-5, 2e-3, 0))                       # 2(1 + 3) alpha; 2n max(beta, beta_i)
 
+    # the switch sums (costmodel's innet): n each way through the NIC whatever H, one message each way, 2 passes of 1 us
+    def test_innet(self):
+        self.assertEqual(cm.const("switch_pass"), 1.0)
+        self.parts("innet", 8, 1, (2.2e-5, 1e-3, 0))                     # 2 alpha + 2 passes; n beta
+        self.parts("innet", 64, 1, (2.2e-5, 1e-3, 0))                    # no term grows with H
+        self.parts("innet", 4, 4, (8.2e-5, 1.15e-3, 7.5e-5), gamma=1e-10)  # 2(3+1) alpha + 2 passes; 2x3/4 n beta_i + n beta; 3/4 n gamma
+        self.parts("innet", 1, 4, (6e-5, 1.5e-4, 0))                     # one host: hier's reduce and broadcast inside it
+
     def test_ps(self):
         self.parts("ps", 2, 4, (4e-5, 2e-3, 1e-4), gamma=1e-10, k=2)    # ps_time over 2 hosts, k=2, whole shards: n in, then n out
         self.parts("ps", 2, 4, (0, 1.5e-2, 0), beta_i=1e-8, k=2)        # a slow intra-host path: its reduce + broadcast, 2x3/4 n beta_i

@@ -152,7 +152,7 @@ def row_time(r, cal, compute_s, samples=()):
 
 # ---- at cluster scale: H hosts of G GPUs each (N = G H), beta_i one GPU's intra-host link -------
 # Every message costs alpha, inside a host too; with G = 1 each formula is the flat one above.
-TOPOLOGIES = ("ring", "hier", "hier-host", "tree", "ps", "byteps")
+TOPOLOGIES = ("ring", "hier", "hier-host", "tree", "innet", "ps", "byteps")
 SERVERS_SUM = ("ps", "byteps")   # a CPU sums: gamma_server, not the GPUs' gamma_gpu
 
 
@@ -184,6 +184,10 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
           the other (0.5 n): 2n each way through its NIC, pipelined in chunks, so the depth, up and
           down log2 H plus a chain of G inside the host, is paid once:
           2(log2 H + G-1) alpha + 2 n max(beta, beta_i) + n gamma
+    innet in-network aggregation (NVIDIA SHARP; SwitchML, Sapio et al., NSDI 2021; ATP, Lao et al., NSDI 2021): hier's
+          reduce inside the host, then the host's copy up to the switch, which sums, and the sum back: n each way
+          through the NIC at once, one message each way and a pass through the switch (switch_pass):
+          2(G-1 + 1) alpha + 2 switch_pass + 2(G-1)/G n beta_i + n beta + (G-1)/G n gamma
     ps    BytePS' setting (Jiang et al., OSDI 2020): the host's G GPUs reduce into one copy, which
           its NIC pushes and pulls, pipelined by partitions: ps_time over H hosts, or the intra-host
           reduce and broadcast 2(G-1)/G n beta_i where longer. server_cores c = 0: a server sums on
@@ -207,6 +211,9 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
         s = n / G   # one local rank's share, through its PCIe link both ways
         return (2 * (G - 1 + H - 1) * alpha, 2 * (G - 1) / G * n * beta_i + 2 * s * 8 / (const("intra_pcie3") * 1e9)
                 + 2 * (H - 1) / H * n * beta, (H - 1) / H * s * gamma)
+    if topo == "innet":
+        net = H > 1   # one host: hier's reduce and broadcast inside it alone
+        return (2 * (G - 1 + net) * alpha + 2 * net * const("switch_pass") * 1e-6, 2 * (G - 1) / G * n * beta_i + net * n * beta, (G - 1) / G * n * gamma)
     if topo == "tree":
         return (2 * (math.log2(H) + G - 1) * alpha, 2 * n * edge, n * gamma)
     if topo in SERVERS_SUM:   # BytePS' placement: servers on every worker host, and x* on the k spare ones
@@ -332,6 +339,9 @@ CONSTANTS = {
                    "the tcp line fraction at a link rate L is min(line_tcp, stream_tcp / L)"),
     "server_cores_byteps": (4, "threads a server", "cited: BYTEPS_SERVER_ENGINE_THREAD's default, 4 (bytedance/byteps "
                             "c1b20f8, 2019-11-29, byteps/server/server.cc): --advise's and --predict's byteps servers"),
+    "switch_pass": (1.0, "us a pass", "assumed: what a switch's aggregation adds to a message's alpha, once up and once "
+                    "down; a round figure above a switch ASIC's sub-microsecond port-to-port latency (not measured here; "
+                    "the two passes are 0.02% of ResNet-50's n beta, 9.3 ms, at 100 Gbit/s and rdma's line)"),
     "gamma_gpu": (0.0, "ns/B summed", "assumed: a GPU adds inside the kernel that copies (NCCL reduces as it copies), at "
                   "memory speed, under the link's time"),
     "backward_share": (2 / 3, "of a step's compute", "cited: Kaplan et al., Scaling Laws for Neural Language Models, 2020, "
