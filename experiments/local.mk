@@ -4,7 +4,7 @@
 # to the scripts, beside it in the source tree or installed (the folder as it is: Makefile.am).
 # The LD_PRELOAD shims they use live in src/shim; the developer's tools are in tools/.
 
-EXP_TESTS = tests/exp_cli.sh tests/exp_csv.py tests/exp_model.py tests/exp_model_scale.py tests/exp_model_published.py tests/exp_model_advise.py tests/exp_model_verdict.sh \
+EXP_TESTS = tests/exp_cli.sh tests/exp_csv.py tests/exp_model.py tests/exp_model_scale.py tests/exp_model_published.py tests/exp_model_advise.py tests/exp_model_transport.py tests/exp_model_verdict.sh \
   tests/exp_demo.py tests/exp_demo_plan.py tests/exp_demo_verdict.py tests/exp_demo_figures.py tests/exp_demo_best.py tests/exp_plot.py tests/exp_timeline.sh \
   tests/exp_sweep_resume.sh tests/exp_sweep_mps.sh tests/exp_wait.sh tests/gpu_check.sh
 TESTS += $(EXP_TESTS)

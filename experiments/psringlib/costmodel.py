@@ -184,10 +184,9 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
           the other (0.5 n): 2n each way through its NIC, pipelined in chunks, so the depth, up and
           down log2 H plus a chain of G inside the host, is paid once:
           2(log2 H + G-1) alpha + 2 n max(beta, beta_i) + n gamma
-    innet in-network aggregation (NVIDIA SHARP; SwitchML, Sapio et al., NSDI 2021; ATP, Lao et al., NSDI 2021): hier's
-          reduce inside the host, then the host's copy up to the switch, which sums, and the sum back: n each way
-          through the NIC at once, one message each way and a pass through the switch (switch_pass):
-          2(G-1 + 1) alpha + 2 switch_pass + 2(G-1)/G n beta_i + n beta + (G-1)/G n gamma
+    innet in-network aggregation (NVIDIA SHARP; SwitchML, Sapio et al., NSDI 2021; ATP, Lao et al., NSDI 2021): hier's reduce
+          in the host, its copy up to the switch, which sums, and the sum back: n each way through the NIC at once, one message
+          and a pass through the switch each way: 2(G-1 + 1) alpha + 2 switch_pass + 2(G-1)/G n beta_i + n beta + (G-1)/G n gamma
     ps    BytePS' setting (Jiang et al., OSDI 2020): the host's G GPUs reduce into one copy, which
           its NIC pushes and pulls, pipelined by partitions: ps_time over H hosts, or the intra-host
           reduce and broadcast 2(G-1)/G n beta_i where longer. server_cores c = 0: a server sums on
@@ -211,9 +210,9 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
         s = n / G   # one local rank's share, through its PCIe link both ways
         return (2 * (G - 1 + H - 1) * alpha, 2 * (G - 1) / G * n * beta_i + 2 * s * 8 / (const("intra_pcie3") * 1e9)
                 + 2 * (H - 1) / H * n * beta, (H - 1) / H * s * gamma)
-    if topo == "innet":
-        net = H > 1   # one host: hier's reduce and broadcast inside it alone
-        return (2 * (G - 1 + net) * alpha + 2 * net * const("switch_pass") * 1e-6, 2 * (G - 1) / G * n * beta_i + net * n * beta, (G - 1) / G * n * gamma)
+    if topo == "innet":   # one host: hier's reduce and broadcast inside it alone
+        return (2 * (G - 1 + (H > 1)) * alpha + 2 * (H > 1) * const("switch_pass") * 1e-6, 2 * (G - 1) / G * n * beta_i + (H > 1) * n * beta,
+                (G - 1) / G * n * gamma)
     if topo == "tree":
         return (2 * (math.log2(H) + G - 1) * alpha, 2 * n * edge, n * gamma)
     if topo in SERVERS_SUM:   # BytePS' placement: servers on every worker host, and x* on the k spare ones
@@ -286,9 +285,8 @@ def buckets(framework, n, bucket_bytes=0):
 
 def cluster_step(topo, H, G, n, compute_s, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, framework="none", bucket_bytes=0,
                  server_cores=0):
-    """(step, exchange, exposed, parts) seconds of one synchronous step on G x H GPUs: compute plus what
-    backward leaves of the exchange in the framework's buckets (fused: parts are m x one bucket's; BytePS
-    streams every bucket's partitions into one pipeline, Jiang et al. section 4, so its fill is paid once)."""
+    """(step, exchange, exposed, parts) seconds of one synchronous step on G x H GPUs: compute plus what backward leaves of the
+    exchange in the framework's buckets (fused: m x one bucket's; BytePS streams them into one pipeline: its fill once)."""
     m, fused = buckets(framework, n, bucket_bytes)
     fused = fused and topo != "byteps"
     whole = cluster_parts(topo, H, G, n / m if fused else n, alpha, beta, beta_i, gamma, S, k, slice_bytes, server_cores)
@@ -331,12 +329,14 @@ CONSTANTS = {
                        "8 halves to floats with F16C, adds and converts back: a float's y += x per element on half the "
                        "bytes, twice gamma_server per byte (not measured here; the bound's range varies the transport, "
                        "not this: at 0.060 the sum is 2% of hier-host's exchange at 256 GPUs)"),
-    "stream_tcp": (14.8, "Gbit/s one stream", "cited: what NCCL's socket transport carried over kernel TCP with one "
-                   "socket a connection, as before NCCL 2.4 (NCCL_NSOCKS_PERTHREAD, NCCL_SOCKET_NTHREADS) and as Horovod "
-                   "ran in 2017: github.com/NVIDIA/nccl/issues/209 (2019-04, 32 Gbit/s network, one ring: busbw 2.06 GB/s "
-                   "NCCL 2.3.7, 1.85 GB/s 2.4.2; 'not more than 60% of wire speed'), github.com/NVIDIA/nccl-tests/issues/83 "
+    "stream_tcp": (14.8, "Gbit/s one stream", "cited: what one TCP stream of NCCL's socket transport carried over kernel "
+                   "TCP: github.com/NVIDIA/nccl/issues/209 (2019-04, 32 Gbit/s network, one ring: busbw 2.06 GB/s NCCL "
+                   "2.3.7, 1.85 GB/s 2.4.2; 'not more than 60% of wire speed'), github.com/NVIDIA/nccl-tests/issues/83 "
                    "(2021-05, Azure 25 Gbit/s: 1.7 GB/s where ntttcp gets 25): 16.5, 14.8, 13.6 Gbit/s, the median; "
-                   "the tcp line fraction at a link rate L is min(line_tcp, stream_tcp / L)"),
+                   "the tcp line fraction at a link rate L and S streams is min(line_tcp, S stream_tcp / L)"),
+    "tcp_streams": (1, "streams a connection", "cited: NCCL's socket transport's auto-detection (NVIDIA/nccl src/transport/"
+                    "net_socket.cc, ncclSocketGetNsockNthread): one socket; NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD set it"),
+    "tcp_streams_aws": (16, "streams a connection", "cited: the same auto-detection on AWS' NIC: 2 threads x 8 sockets (--aws)"),
     "server_cores_byteps": (4, "threads a server", "cited: BYTEPS_SERVER_ENGINE_THREAD's default, 4 (bytedance/byteps "
                             "c1b20f8, 2019-11-29, byteps/server/server.cc): --advise's and --predict's byteps servers"),
     "switch_pass": (1.0, "us a pass", "assumed: what a switch's aggregation adds to a message's alpha, once up and once "
@@ -395,9 +395,9 @@ def transport(name):
     return const("alpha_" + name) * 1e-6, const("line_" + name)
 
 
-def line_at(name, frac, link_bps):
-    """A transport's line fraction at link_bps: tcp's at most one stream's (stream_tcp) of the link."""
-    return min(frac, const("stream_tcp") * 1e9 / link_bps) if name == "tcp" else frac
+def line_at(name, frac, link_bps, streams=1):
+    """A transport's line fraction at link_bps: tcp's at most its streams' (stream_tcp each) of the link."""
+    return min(frac, streams * const("stream_tcp") * 1e9 / link_bps) if name == "tcp" else frac
 
 
 # The calibration file (psring model --calibrate writes it): one row of these columns.

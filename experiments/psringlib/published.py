@@ -50,6 +50,7 @@ def predict(path, flag, rows, assume, cores):
             if not r[c].strip() and c != "intra_gbps":
                 bad("%s: no %s" % (who, c))
         x = {c: fnum(r[c]) for c in PUB_SETUP if c not in WORDS}
+        x["tcp_streams"] = fnum((r.get("tcp_streams") or "").strip() or "%d" % cm.const("tcp_streams"))   # empty or none: NCCL's default
         fw = r["framework"].strip()
         # micro-batches per exchange, the row's and its baseline's: empty or no column, 1 (no accumulation)
         acc = [(r.get(c) or "").strip() or "1" for c in ("accumulation", "baseline_accumulation")]
@@ -64,7 +65,7 @@ def predict(path, flag, rows, assume, cores):
                            (r["metric"] not in ("efficiency", "speedup"), "metric '%s' is not efficiency or speedup" % r["metric"]),
                            (fw not in cm.FRAMEWORKS, "framework '%s' has no bucket defaults (%s)" % (fw, ", ".join(cm.FRAMEWORKS))),
                            (not all(v is not None and (v >= 0 if c == "server_hosts" else v > 0) for c, v in x.items())
-                            or any(x[c] % 1 for c in ("params", "gpus_per_host", "hosts", "server_hosts", "baseline_gpus")),
+                            or any(x[c] % 1 for c in ("params", "gpus_per_host", "hosts", "server_hosts", "baseline_gpus", "tcp_streams")),
                             "a number is missing, not positive, or not a whole count")):
             if wrong:
                 bad("%s: %s" % (who, msg))
@@ -75,7 +76,7 @@ def predict(path, flag, rows, assume, cores):
 
         def model(t, fw):   # the row's metric through transport t's assumptions and framework fw's buckets
             al, frac = assume[t][:2]
-            frac = cm.line_at(t, frac, x["link_gbps"] * 1e9) if len(assume[t]) > 2 else frac   # a '# assume' line's is as it says
+            frac = cm.line_at(t, frac, x["link_gbps"] * 1e9, x["tcp_streams"]) if len(assume[t]) > 2 else frac   # a '# assume' line's is as it says
             compute = x["batch_per_gpu"] / x["single_gpu_rate"]
             beta, beta_i = 8 / (x["link_gbps"] * 1e9 * frac), 8 / (x["intra_gbps"] * 1e9)
             per_gpu = lambda h, g, a: a * compute / cm.accumulated_step(a, r["topology"], h, g, x["params"] * x["bytes_per_param"], compute,
@@ -185,8 +186,7 @@ def cheapest_near(cost, names, error):
 
 
 def recommend(cost, names, hosts, error):
-    """(recommended, runner-up) of names, one at least on the workers' `hosts`, as a buyer takes them: cheapest_near of all
-    if on those hosts or more than error ahead a host of cheapest_near of those that are (spare hosts only where they pay)."""
+    """(recommended, runner-up) of names as a buyer takes them: cheapest_near of all if on the workers' hosts or over error ahead a host of theirs."""
     quick, home = cheapest_near(cost, names, error), cheapest_near(cost, [d for d in names if cost[d][0] <= hosts], error)
     best = quick if cost[quick][0] <= hosts or cost[quick][2] > cost[home][2] * (1 + error) else home
     return best, quick if best != quick else cheapest_near(cost, [d for d in names if d != best], error)
