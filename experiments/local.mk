@@ -9,7 +9,7 @@ EXP_TESTS = tests/exp_cli.sh tests/exp_csv.py tests/exp_model.py tests/exp_model
   tests/exp_sweep_resume.sh tests/exp_sweep_mps.sh tests/exp_wait.sh tests/gpu_check.sh
 TESTS += $(EXP_TESTS)
 EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_small.epochs.csv tests/fixtures/sweep_gpu.csv \
-  tests/fixtures/demo_small.csv tests/fixtures/published_small.csv docs/tradeoff.md docs/exercises.md docs/img
+  tests/fixtures/demo_small.csv tests/fixtures/demo_run_terms.csv tests/fixtures/published_small.csv docs/tradeoff.md docs/exercises.md docs/img
 # psring plot refuses a test_accuracy it cannot draw (tests/hostile.py's checks)
 TESTS += tests/hostile_plot.py
 EXTRA_DIST += tests/hostile_plot.py

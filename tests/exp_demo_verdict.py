@@ -89,6 +89,21 @@ class Verdict(unittest.TestCase):
                                          " 10.0, the wait for the slowest 0.0 against 0.0, the exchange "), tl[0])
         self.assertTrue(tl[0].endswith(" against 1.0-88.0"), tl[0])
 
+    # a run's rows (tests/fixtures/demo_run_terms.csv, from a recorded demo run), whose exchange_ms holds the wait: measured
+    # compute is step - exchange_ms, medians of 3 repeats: the ring at N = 2 28.09 ms (41.985-10.3916, 36.4991-8.5324,
+    # 36.5319-8.4395), ps N/2 colocated at N = 8 32.03 (52.9268-19.3508, 51.4650-19.4386, 51.0126-19.2430); less the wait
+    # as well it would be 27.4 and 27.3. The exchange alone, exchange_ms - wait_ms: 7.995 and 14.633 ms
+    def test_term_lines_run(self):
+        cal_fix = os.path.join(self.out, "cal-run.csv")
+        with open(cal_fix, "w") as f:
+            f.write(CAL_HEAD + "psring-model-2,5.012e-05,8e-09,3.707e-11,1000000000,8\n")
+        rows = figures.load(os.path.join(common.FIXTURES, "demo_run_terms.csv"))
+        tl = verdict.term_lines(rows, verdict.calibration(cal_fix), verdict.stats.one_worker_compute(rows, lambda r: 0).get(0))
+        nums = [float(x) for x in re.findall(r"\d+\.\d+|\d+", tl[0])]
+        self.assertEqual(nums[0], 2, tl)
+        self.assertEqual(nums[2:4], [28.1, 32.0], tl)    # compute measured: lowest and highest point
+        self.assertEqual(nums[-2:], [8.0, 14.6], tl)     # the exchange measured
+
 
 class Bridge(unittest.TestCase):
     """the bridge: a workload of 1e8 B and 0.5 s a step shares a step of 1e6 B and 10 ms at 1 Gbit/s at 1e9 x 100 x 0.02 = 2 Gbit/s"""

@@ -162,8 +162,8 @@ def calibration(cal_path):
 def term_lines(rows, cal, one):
     """What each term of the model's step predicted and what the runs measured, over the sweep's
     points at N >= 2 (medians of each point's repeats): compute (the step alone's; measured: the
-    step less exchange and wait), the wait for the slowest, and the exchange; where two terms err
-    in opposite directions the step's agreement hides it, so the exchange's is the one to quote.
+    step less its exchange, whose exchange_ms holds the wait), the wait for the slowest, and the
+    exchange without the wait (stats.exchange_alone); each term's agreement as it is.
     cal: the calibration (None: no lines); one: (compute s, step samples) of one worker."""
     pts = {}
     for r in rows:
@@ -175,7 +175,7 @@ def term_lines(rows, cal, one):
     for reps in pts.values():
         med = lambda f: statistics.median(f(r) for r in reps) / 1e3   # noqa: E731  ms -> s
         _, ex, wait = cm.row_time(reps[0], cal, one[0], one[1])
-        got["compute"].append((one[0], med(lambda r: float(r["step_ms"]) - float(r["exchange_ms"]) - float(r["wait_ms"]))))
+        got["compute"].append((one[0], med(lambda r: float(r["step_ms"]) - float(r["exchange_ms"]))))   # exchange_ms holds the wait
         got["wait"].append((wait, med(lambda r: float(r["wait_ms"]))))
         got["exchange"].append((ex, med(stats.exchange_alone)))
     def span(t, i):
