@@ -250,6 +250,7 @@ BAD = (
     ("--predict --framework none --bucket-mb 25", "--bucket-mb goes with a framework that has buckets, not --framework none"),
     ("--explain --framework horovod --compute-ms 1", "--framework and --bucket-mb go with --predict, --extrapolate or --advise"),
     ("--predict --bucket-mb 0", "--bucket-mb must be a number > 0"),
+    ("--predict --bucket-mb 1e-320", "--bucket-mb must be a number > 0 (of one byte at least"),   # else n / size is inf
     ("--predict --bytes-per-param 3", "--bytes-per-param must be 4 (fp32) or 2 (fp16)"),
     ("--predict --topology star", "unknown topology 'star' (ring, hier, hier-host, tree, innet, ps, byteps)"),
     ("--predict --topology ps --hosts 4 --servers 5", "--servers must be in 1..--hosts=4"),

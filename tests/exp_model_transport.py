@@ -88,6 +88,19 @@ class PublishedRow(unittest.TestCase):
                 common.refused(self, [MODEL, "--published", path], "row fx-ring: a number is missing, not positive, or not a whole count")
 
 
+class Huge(unittest.TestCase):
+    """a gradient of 1e29 or 1e16 parameters is many buckets, not a list of them: a row, no traceback"""
+
+    def test_params(self):
+        for P in ("100000000000000000000000000000", "10000000000000000"):
+            with self.subTest(P=P):
+                self.assertGreater(exchange_ms(self, "--params", P), 1e6)
+
+    def test_equal_buckets_closed_form(self):   # the closed form against the loop over the same equal shares
+        for total, back, m in ((1.0, 3.0, 4), (5.0, 2.0, 7), (2.0, 2.0, 1)):
+            self.assertAlmostEqual(cm.exposed(total, back, m), cm.exposed(total, back, [1 / m] * m), places=12)
+
+
 class BadInput(unittest.TestCase):
     def test_refused(self):
         for args, want in (("--tcp-streams 0", "--tcp-streams must be at least 1: got 0"), ("--tcp-streams -2", "--tcp-streams must be at least 1"),

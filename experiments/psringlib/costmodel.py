@@ -236,13 +236,13 @@ def ps_parts(H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, serve
 
 
 def exposed(total, backward, buckets=1):
-    """Seconds of a total-second exchange that backward leaves exposed, gradients appearing evenly: m equal
-    buckets or each one's share in release order, each sent once backward has made it, in its share of total,
-    back to back; unbounded m (pieces too small to count): what outlasts backward."""
-    if buckets == math.inf:
-        return max(total - backward, 0.0)
+    """Seconds of a total-second exchange that backward leaves exposed, gradients appearing evenly: m equal buckets (closed form:
+    the first's start then all back to back, or the last one alone) or each one's share in release order, each sent once backward
+    has made it, in its share of total, back to back; unbounded m (pieces too small to count): what outlasts backward."""
+    if buckets == math.inf or isinstance(buckets, int):
+        return max(total - backward, 0.0) if buckets == math.inf else max(backward / buckets + total, backward + total / buckets) - backward
     end, made = 0.0, 0.0
-    for share in [1 / buckets] * buckets if isinstance(buckets, int) else buckets:
+    for share in buckets:
         made += share
         end = max(end, backward * made) + total * share
     return max(end - backward, 0.0)
