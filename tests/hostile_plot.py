@@ -11,14 +11,14 @@ import unittest
 
 import common
 from hostile import hostile_case
+from psringlib import results
 
 
 class Plot(unittest.TestCase):
     def refused(self, value, hint=""):
         common.need_program("gnuplot")
         d = common.scratch()
-        with open(os.path.join(common.FIXTURES, "sweep_small.csv"), newline="") as f:
-            rows = list(csv.DictReader(f))
+        rows = results.read_rows(os.path.join(common.FIXTURES, "sweep_small.csv"))
         path = os.path.join(d, "r.csv")
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, list(rows[0]), lineterminator="\n")
