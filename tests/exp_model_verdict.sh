@@ -135,6 +135,7 @@ done <<EOF2
 --advise ${C[*]} --max-server-hosts two|argument --max-server-hosts: invalid int value: 'two'
 --advise ${C[*]} --compute-ms fast|argument --compute-ms: invalid float value: 'fast'
 --advise ${C[*]} --hosts x|argument --hosts: invalid int value: 'x'
+--advise ${C[*]} --hosts 513|--advise takes at most 512 --hosts (it prices every k up to them): got 513
 --advise ${C[*]} --link-rate fast|--link-rate 'fast' is not a rate > 0
 --advise ${C[*]} --topology ps|--advise compares every design: not --topology
 --advise ${C[*]} --predict|goes alone
