@@ -224,9 +224,7 @@ def cluster_parts(topo, H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_byt
 def ps_parts(H, G, n, alpha, beta, beta_i, gamma, S=0, k=0, slice_bytes=0, server_cores=0, x=None):
     """cluster_parts' ps, the share x (None: all) of the gradient on the k server hosts (ps_time's x)."""
     intra = 2 * (G - 1) / G * n * beta_i
-    lat = ps_time(H, n, alpha, 0.0, 0.0, S, k, x, slice_bytes)   # its three terms one by one
-    b = ps_time(H, n, 0.0, beta, 0.0, S, k, x, slice_bytes)
-    g = ps_time(H, n, 0.0, 0.0, gamma, S, k, x, slice_bytes)
+    lat, b, g = (ps_time(H, n, *t, S, k, x, slice_bytes) for t in ((alpha, 0.0, 0.0), (0.0, beta, 0.0), (0.0, 0.0, gamma)))   # one term each
     if server_cores > 0:   # the sums pipelined with the link: the slower stage, and one slice of the other
         shard = (1.0 if x is None else x) * n / k if k > 0 else n / S
         piece = min(slice_bytes, shard) if slice_bytes > 0 else shard

@@ -156,8 +156,7 @@ def compare(path, check=None):
     res = predict(path, "--published", rows, assume, cores)
     if check is None:
         return res, None
-    notes = []
-    crows = read(check, "--check", notes)
+    crows = read(check, "--check", notes := [])
     if note_lines(notes):
         bad("--check %s: sets nothing: its '# assume' and '# server' lines belong in the --published file" % check)
     return res, predict(check, "--check", crows, assume, cores)
