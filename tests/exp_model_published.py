@@ -167,6 +167,43 @@ class Published(unittest.TestCase):
         self.assertIsNone(self.stats(path("bound.csv"))[0], "statistics over bounds")
 
 
+class Families(unittest.TestCase):
+    """each family's signed error and band on the fixture, and a verdict its bands decide"""
+
+    # By hand, from the fixture's comments (model / published - 1): fx-ring 0.8045 / 0.78 = +3.14%, fx-tree
+    # 1.9324 / 1.8 = +7.36%, fx-hier 0.8696 / 0.9 = -3.38% (ring-like); fx-ps 0.8328 / 0.80 = +4.10% (ps-like).
+    # ring-like: median +3.14%, worst +7.36%, 3 points; band down = median(3.14, 7.36, 0) = 3.14%, up =
+    # median(0, 0, 3.38) = 0. ps-like: +4.10%, +4.10%, 1 point; band down 4.10%, up 0.
+    WANT = {"ring-like": (3.14, 7.36, 3, (3.14, 0.0)), "ps-like": (4.10, 4.10, 1, (4.10, 0.0))}
+
+    def test_fixture_families(self):
+        got = published.families(published.bounded(published.compare(FIX)[0])[0])
+        got = {f: (round(100 * m, 2), round(100 * w, 2), n, tuple(round(100 * x, 2) for x in b)) for f, (m, w, n, b) in got.items()}
+        self.assertEqual(got, self.WANT)
+        printed = {}
+        for l in model(self, "--published", FIX).splitlines():
+            if l.split(":")[0] in self.WANT:
+                nums = [float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?", l.split(":", 1)[1])]
+                printed[l.split(":")[0]] = (nums[0], nums[1], int(nums[2]), (-nums[3], nums[4]))
+        self.assertEqual(printed, self.WANT)
+
+    def test_asymmetric_verdict(self):
+        """where each family's band decides unlike the symmetric +-3.74% (the fixture's median absolute error)"""
+        bands = published.median_error(FIX)[2]
+        fam = {"tree": bands["ring-like"], "ps": bands["ps-like"]}
+        sym = {d: (0.0374, 0.0374) for d in fam}
+        # tree 1.0 s, ps 1.035 s: margin 3.5%. Bands: (1 + 0) / (1 - 0.0314) - 1 = 3.24%: decided. Symmetric: the
+        # winner inside the runner-up's band (3.5% < 3.74%), and the bands overlapping (1.0374 / 0.9626 - 1 = 7.77%)
+        win, second, margin, close, thr = published.verdict({"tree": 1.0, "ps": 1.035}, fam)
+        self.assertEqual((win, second, round(100 * margin, 2), close, round(100 * thr, 2)), ("tree", "ps", 3.5, False, 3.24))
+        v = published.verdict({"tree": 1.0, "ps": 1.035}, sym)
+        self.assertEqual((v[3], round(100 * v[4], 2)), (True, 7.77))
+        # ps 1.0 s, tree 1.04 s: margin 4%, over 3.74% (the symmetric rule decides), under 1 / (1 - 0.0410) - 1 = 4.28%:
+        # the PS rows over-predicted more, the winner's band reaches the tree's: too close to call
+        win, second, margin, close, thr = published.verdict({"tree": 1.04, "ps": 1.0}, fam)
+        self.assertEqual((win, second, round(100 * margin, 2), close, round(100 * thr, 2)), ("ps", "tree", 4.0, True, 4.28))
+
+
 class Shipped(unittest.TestCase):
     """the shipped points: at least 15 from at least 3 sources, every row cited (where, url, quote, what it assumed);
     the model names BytePS the winner over Horovod+NCCL, as published; Horovod's own figures go through --check only"""

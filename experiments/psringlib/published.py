@@ -114,6 +114,8 @@ def show(res):
         worst = max(points, key=lambda t: t[2])
         print("median error %.2f%%, worst %.2f%% (%s), over %d points"
               % (100 * statistics.median(t[2] for t in points), 100 * worst[2], worst[0]["id"], len(points)))
+        for f, (med, worst, n, band) in families(points).items():
+            print("%s: median signed error %+.2f%%, worst %+.2f%%, over %d points; band -%.2f%% +%.2f%%" % ((f, 100 * med, 100 * worst, n) + tuple(100 * x for x in band)))
     else:
         print("no point whose setup its source states: no error statistics")
     for r, (lo, hi), err, c, acc in bounds:   # apart: no error statistic can hold a setup nobody stated
@@ -162,21 +164,33 @@ def compare(path, check=None):
     return res, predict(check, "--check", crows, assume, cores)
 
 
+family = lambda topology: "ps-like" if topology in cm.SERVERS_SUM else "ring-like"   # servers sum (ps-lite, BytePS, TF's PS), or a collective
+
+
+def families(points):
+    """{family: (median, worst signed error e = model / published - 1, points, band)} of stated points; band (down, up): the
+    medians of max(e, 0) and max(-e, 0), the truth from 1 - down to 1 + up of the model: one sign of error moves it one way."""
+    fam = {}
+    for r, m, *_ in points:
+        fam.setdefault(family(r["topology"]), []).append(m / fnum(r["published"]) - 1)
+    return {f: (statistics.median(e), max(e, key=abs), len(e), tuple(statistics.median(max(s * x, 0) for x in e) for s in (1, -1))) for f, e in sorted(fam.items())}
+
+
 def median_error(path):
-    """(median error, points) of the model on the points of PATH: what --published prints, read afresh."""
+    """(median error, points, {family: band}) of the model on the points of PATH: what --published prints, read afresh."""
     res = bounded(compare(path)[0])[0]
     if not res:
         bad("%s: no point whose setup its source states (every row is a bound)" % path)
-    return statistics.median(t[2] for t in res), len(res)
+    return statistics.median(t[2] for t in res), len(res), {f: v[3] for f, v in families(res).items()}
 
 
-def verdict(steps, error):
-    """(winner, runner-up, margin, too close) of {design: step seconds}: the margin is how much faster
-    the winner runs (the runner-up's step over its own, less 1); under error, the model's median
-    error on the published points, the model cannot tell them apart."""
+def verdict(steps, band):
+    """(winner, runner-up, margin, too close, threshold) of {design: step seconds}: the margin is how much faster the winner
+    runs (the runner-up's step over its own, less 1); band {design: (down, up)}: too close (a margin under threshold)
+    where the winner's band reaches the runner-up's, (1 - down of the winner) / its step > (1 + up of the other) / its."""
     win, second = sorted(steps, key=steps.get)[:2]
     margin = steps[second] / steps[win] - 1
-    return win, second, margin, margin < error
+    return win, second, margin, margin < (t := (1 + band[second][1]) / (1 - band[win][0]) - 1), t
 
 
 def cheapest_near(cost, names, error):
