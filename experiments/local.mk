@@ -11,5 +11,5 @@ TESTS += $(EXP_TESTS)
 EXTRA_DIST += $(EXP_TESTS) tests/fixtures/sweep_small.csv tests/fixtures/sweep_small.epochs.csv tests/fixtures/sweep_gpu.csv \
   tests/fixtures/demo_small.csv tests/fixtures/demo_run_terms.csv tests/fixtures/published_small.csv docs/tradeoff.md docs/exercises.md docs/img
 # psring plot refuses a test_accuracy it cannot draw (tests/hostile.py's checks)
-TESTS += tests/hostile_plot.py
-EXTRA_DIST += tests/hostile_plot.py
+TESTS += tests/hostile_plot.py tests/hostile_python.py
+EXTRA_DIST += tests/hostile_plot.py tests/hostile_python.py

@@ -17,7 +17,7 @@ def figures(csv_path, out, label):
     """The figures of the results CSV csv_path in out (None: the CSV's folder), their data in
     out/plotdata; label: ' (how the runs were made)' for every title, or ''. 0, or bad()."""
     if not os.path.isfile(csv_path):
-        bad("%s: no such file" % csv_path)
+        bad("%s: %s" % (csv_path, "a folder, not a results CSV" if os.path.isdir(csv_path) else "no such file"))
     need = ["topology", "workers", "samples_per_s", "step_ms", "exchange_ms"]
     try:   # the cells it reads checked by name, as the cost model checks them
         rows = results.read_rows(csv_path)
