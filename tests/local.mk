@@ -49,8 +49,8 @@ EXTRA_DIST += tests/launcher_cli.sh
 TESTS += tests/hostile_signals.py tests/hostile_bounds.py tests/hostile_values.py tests/hostile_outputs.py tests/hostile_once.py
 EXTRA_DIST += tests/hostile.py tests/hostile_signals.py tests/hostile_bounds.py tests/hostile_values.py tests/hostile_outputs.py \
   tests/hostile_once.py
-TESTS += tests/hostile_flags.py tests/hostile_data.py tests/hostile_checkpoints.py tests/hostile_disks.py
-EXTRA_DIST += tests/hostile_flags.py tests/hostile_data.py tests/hostile_checkpoints.py tests/hostile_disks.py
+TESTS += tests/hostile_flags.py tests/hostile_data.py tests/hostile_checkpoints.py tests/hostile_disks.py tests/hostile_kills.py
+EXTRA_DIST += tests/hostile_flags.py tests/hostile_data.py tests/hostile_checkpoints.py tests/hostile_disks.py tests/hostile_kills.py
 # --optimizer adam|lars on every topology, resume, bad values (and --sampler's)
 TESTS += tests/optim_equivalence.sh tests/ring_bytes.sh
 EXTRA_DIST += tests/optim_equivalence.sh tests/ring_bytes.sh
