@@ -2,7 +2,8 @@
 
 `psring model` with a number that is not one, out of range or of an unknown model, an unknown
 flag or a missing calibration; `psring plot` and `psring summary` with no argument, a missing
-file, a folder, a CSV that is not psring's, and a bad cell (named by file, line and column).
+file, a folder, a CSV that is not psring's, and a bad cell (named by file, line and column);
+`psring sweep --dry-run` with a bad list, a bad timeout, an unknown topology or flag.
 """
 import csv
 import os
@@ -99,6 +100,26 @@ class Python(unittest.TestCase):
         self.refused(r"psring summary: .*r\.csv:3: column sync: 'abc' is not one of async, bsp, ssp$", "summary",
                      self.cell("sync", "abc"))
 
+
+    def swept(self, want, *args):
+        """psring sweep --dry-run: a value it refuses is refused before it prints a command"""
+        self.refused(r"psring sweep: " + want, "sweep", "--dry-run", "--csv", os.path.join(common.scratch(), "s.csv"),
+                     *args)
+
+    def test_sweep_workers_text(self):
+        self.swept(r"--workers must be a comma-separated list of integers in \[1, 1024\]: got 'abc'$", "--workers", "abc")
+
+    def test_sweep_workers_zero(self):
+        self.swept(r"--workers must be a comma-separated list of integers in \[1, 1024\]: got '0'$", "--workers", "0")
+
+    def test_sweep_timeout_text(self):
+        self.swept(r"--timeout must be seconds in \(0, 1e6\]: got 'abc'$", "--timeout", "abc")
+
+    def test_sweep_topology_unknown(self):
+        self.swept(r"--topologies: unknown topology 'nosuch' ", "--topologies", "nosuch")
+
+    def test_sweep_unknown_flag(self):
+        self.swept(r"unknown option '--bogus' \(see psring sweep --help; ", "--bogus")
 
 if __name__ == "__main__":
     common.main()
