@@ -18,16 +18,31 @@ from hostile import train_args
 LONG = ["--train-limit", "2048", "--epochs", "100000", "--quiet"]
 
 
+def world_rank(pid):
+    """the MPI rank of process PID, from the environment mpirun gave it (None if unreadable)"""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        return int(env[b"OMPI_COMM_WORLD_RANK"])
+    except (OSError, KeyError, ValueError):
+        return None
+
+
 class Kills(unittest.TestCase):
-    def killed(self, rank, *args):
+    def killed(self, rank, np_, *args):
         tmp = common.scratch()
         p = subprocess.Popen(train_args(*(list(args) + LONG)), env=dict(os.environ, TMPDIR=tmp), stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
-            time.sleep(3)
-            ranks = sorted(pid for pid, name in hostile.session_pids(p.pid).items() if name == "psring-train")
-            self.assertGreater(len(ranks), rank, "ranks of the job: %s" % ranks)
-            os.kill(ranks[rank], signal.SIGKILL)   # mpirun starts them in rank order
+            # every rank up and training a while (a loaded machine starts them slowly), then the one
+            # whose environment says it is RANK
+            start, ranks = time.monotonic(), {}
+            while time.monotonic() - start < 30 and len(ranks) < np_:
+                time.sleep(0.2)
+                ranks = {world_rank(pid): pid for pid, name in hostile.session_pids(p.pid).items() if name == "psring-train"}
+            self.assertIn(rank, ranks, "ranks of the job after %.0f s: %s" % (time.monotonic() - start, ranks))
+            time.sleep(2)
+            os.kill(ranks[rank], signal.SIGKILL)
             sent = time.monotonic()
             try:
                 rc = p.wait(timeout=hostile.DEADLINE_S)
@@ -53,10 +68,10 @@ class Kills(unittest.TestCase):
         self.assertEqual(os.listdir(tmp), [], "left in its TMPDIR")
 
     def test_kill_ring_worker(self):
-        self.killed(1, "-np", "2", "--topology", "ring")
+        self.killed(1, 2, "-np", "2", "--topology", "ring")
 
     def test_kill_ps_worker(self):
-        self.killed(2, "-np", "3", "--topology", "ps")
+        self.killed(2, 3, "-np", "3", "--topology", "ps")
 
 
 if __name__ == "__main__":
