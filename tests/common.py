@@ -28,6 +28,8 @@ EXPERIMENTS = os.path.join(TOP_SRCDIR, "experiments")
 sys.path.insert(0, EXPERIMENTS)
 os.environ["PYTHONPATH"] = EXPERIMENTS + (":" + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
 TRAIN = os.path.join(TOP_BUILDDIR, "psring-train")
+# the launcher a test starts finds this build (make distcheck builds outside the tree it runs from)
+os.environ.setdefault("PSRING_BUILDDIR", TOP_BUILDDIR)
 PSRING = os.path.join(TOP_SRCDIR, "psring")
 FIXTURES = os.path.join(TOP_SRCDIR, "tests", "fixtures")
 
